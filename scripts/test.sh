@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite, on SQLite and on PostgreSQL (a throwaway cluster started here).
+# PARLEY_TEST_DIALECTS=sqlite runs SQLite only, for a quick local loop.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PARLEY_TEST_DIALECTS="${PARLEY_TEST_DIALECTS:-sqlite,postgres}"
+if [[ "$PARLEY_TEST_DIALECTS" == *postgres* && -z "${PARLEY_TEST_PG_URL:-}" ]]; then
+  eval "$(scripts/pg-cluster.sh start)"
+  trap 'scripts/pg-cluster.sh stop "$PG_CLUSTER_DIR"' EXIT
+fi
+
+if [[ $# -gt 0 ]]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-reporter=spec "${files[@]}"

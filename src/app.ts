@@ -1,0 +1,63 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.ts';
+import { openDatabase, type Db } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { dbPlugin } from './db/plugin.ts';
+import { authPlugin } from './http/auth.ts';
+import { ErrorEnvelope } from './http/envelope.ts';
+import { registerErrorHandling } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
+import { metricsPlugin } from './http/metrics.ts';
+import { systemRoutes } from './http/system.routes.ts';
+import { traceIdOf } from './http/trace.ts';
+import { registerValidation } from './http/validation.ts';
+import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
+import { organizationRoutes } from './modules/organizations/organizations.routes.ts';
+import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
+import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
+import { openApiOptions } from './http/openapi.ts';
+
+export interface AppOptions {
+  config: Config;
+  /** An already-open database (tests, benchmarks); otherwise opened from config and closed with the app. */
+  db?: Db;
+  logger?: FastifyServerOptions['logger'];
+  /** Where a generated admin token is shown, once. */
+  announceAdminToken?: (token: string) => void;
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const db = options.db ?? openDatabase(config.database);
+  await migrate(db);
+  const adminTokenHash = await ensureAdminTokenHash(db, config.adminToken, options.announceAdminToken ?? (() => {}));
+
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config.logLevel),
+    genReqId: traceIdOf,
+    bodyLimit: config.bodyLimit,
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerValidation(app);
+  registerErrorHandling(app);
+  app.addSchema(ErrorEnvelope);
+
+  await app.register(swagger, openApiOptions);
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(dbPlugin, { db, closeOnShutdown: !options.db });
+  await app.register(metricsPlugin);
+  await app.register(authPlugin, { db, adminTokenHash });
+
+  await app.register(systemRoutes);
+  await app.register(vendorRoutes);
+  await app.register(organizationRoutes);
+  await app.register(tokenRoutes);
+  return app;
+}

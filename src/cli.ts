@@ -1,0 +1,78 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { startServer } from './server.ts';
+import { createToken } from './modules/tokens/tokens.service.ts';
+import { ROLE_NAMES, type Role } from './modules/tokens/permissions.ts';
+
+const USAGE = `usage: parley <command>
+
+  serve                 run the API (and, once they exist, the scheduler and call runtime)
+  migrate               apply pending database migrations and exit
+  token create --vendor <id> [--organization <id>] [--role viewer|editor|admin] [--name <name>] [--expires-at <iso>]
+                        mint an API token straight in the database (printed once)
+
+Environment: PORT, HOST, DATABASE_URL, PARLEY_ADMIN_TOKEN, PARLEY_SECRET_KEY, PARLEY_EGRESS_ALLOW, LOG_LEVEL`;
+
+async function run(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  if (command === 'serve') {
+    await startServer(loadConfig());
+    return -1; // keep running
+  }
+  if (command === 'migrate') {
+    const db = openDatabase(loadConfig().database);
+    try {
+      const applied = await migrate(db);
+      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+    } finally {
+      await db.close();
+    }
+    return 0;
+  }
+  if (command === 'token' && sub === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        vendor: { type: 'string' },
+        organization: { type: 'string' },
+        role: { type: 'string', default: 'admin' },
+        name: { type: 'string', default: 'cli' },
+        'expires-at': { type: 'string' },
+      },
+    });
+    if (!values.vendor) throw new ConfigError('--vendor is required');
+    if (!ROLE_NAMES.includes(values.role as Role)) throw new ConfigError(`--role must be one of ${ROLE_NAMES.join(', ')}`);
+    const db = openDatabase(loadConfig().database);
+    try {
+      await migrate(db);
+      const vendor = await db.kysely.selectFrom('vendors').select('id').where('id', '=', values.vendor).executeTakeFirst();
+      if (!vendor) throw new ConfigError(`no vendor ${values.vendor}`);
+      const token = await createToken(db, null, {
+        vendorId: values.vendor,
+        organizationId: values.organization ?? null,
+        role: values.role as Role,
+        name: values.name,
+        expiresAt: values['expires-at'] ?? null,
+      });
+      process.stdout.write(`${token.token}\n`);
+    } finally {
+      await db.close();
+    }
+    return 0;
+  }
+  process.stderr.write(`${USAGE}\n`);
+  return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    const known = err instanceof ConfigError || (err instanceof Error && err.name === 'AppError');
+    process.stderr.write(`parley: ${known || err instanceof Error ? (err as Error).message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,86 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; filename: string }
+  | { dialect: 'postgres'; connectionString: string };
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  /** Platform admin token from the environment; when absent one is generated on first start. */
+  readonly adminToken: string | null;
+  readonly secretKey: Buffer;
+  readonly egressAllow: string;
+  readonly publicUrl: string | null;
+  readonly logLevel: string;
+  readonly bodyLimit: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export function parseDatabaseUrl(url: string): DatabaseConfig {
+  if (url.startsWith('sqlite:')) {
+    const filename = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (!filename) throw new ConfigError('DATABASE_URL sqlite: needs a file name, e.g. sqlite:./data/parley.db');
+    return { dialect: 'sqlite', filename: filename === ':memory:' ? filename : resolve(filename) };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return { dialect: 'postgres', connectionString: url };
+  }
+  throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function parsePort(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be 0..65535, got "${value}"`);
+  return port;
+}
+
+/**
+ * The key that encrypts secrets at rest. With the embedded database it lives next to the
+ * database file, so a fresh install works without setup; with PostgreSQL several processes
+ * share the database, so the key has to come from the environment.
+ */
+function loadSecretKey(env: Env, database: DatabaseConfig): Buffer {
+  const raw = env.PARLEY_SECRET_KEY;
+  if (raw) {
+    const key = Buffer.from(raw, 'base64');
+    if (key.length !== 32) throw new ConfigError('PARLEY_SECRET_KEY must be 32 bytes, base64-encoded');
+    return key;
+  }
+  if (database.dialect === 'postgres') {
+    throw new ConfigError('PARLEY_SECRET_KEY is required with PostgreSQL (generate one: openssl rand -base64 32)');
+  }
+  if (database.filename === ':memory:') return randomBytes(32);
+  const keyFile = resolve(dirname(database.filename), 'secret.key');
+  if (!existsSync(keyFile)) {
+    mkdirSync(dirname(keyFile), { recursive: true });
+    writeFileSync(keyFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new ConfigError(`${keyFile} does not hold a 32-byte base64 key`);
+  return key;
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const database = overrides.database ?? parseDatabaseUrl(env.DATABASE_URL || 'sqlite:./data/parley.db');
+  const config: Config = {
+    port: parsePort(env.PORT, 8080),
+    host: env.HOST || '127.0.0.1',
+    database,
+    adminToken: env.PARLEY_ADMIN_TOKEN || null,
+    secretKey: overrides.secretKey ?? loadSecretKey(env, database),
+    egressAllow: env.PARLEY_EGRESS_ALLOW ?? '',
+    publicUrl: env.PARLEY_PUBLIC_URL || null,
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimit: 1024 * 1024,
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

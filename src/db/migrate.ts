@@ -1,0 +1,60 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Db, Dialect } from './database.ts';
+import { migrations } from './migrations/index.ts';
+
+export interface Migration {
+  readonly name: string;
+  up(db: Transaction<any>, dialect: Dialect): Promise<void>;
+}
+
+// Any constant works; it only has to be the same for every Parley process on one database.
+const PG_MIGRATION_LOCK = 0x7061726c;
+
+async function pendingAndApply(trx: Transaction<any>, dialect: Dialect): Promise<string[]> {
+  await trx.schema
+    .createTable('parley_migrations')
+    .ifNotExists()
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('applied_at', 'text', (c) => c.notNull())
+    .execute();
+  const rows = await trx.selectFrom('parley_migrations').select('name').execute();
+  const applied = new Set(rows.map((r: { name: string }) => r.name));
+  const done: string[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.name)) continue;
+    await migration.up(trx, dialect);
+    await trx
+      .insertInto('parley_migrations')
+      .values({ name: migration.name, applied_at: new Date().toISOString() })
+      .execute();
+    done.push(migration.name);
+  }
+  return done;
+}
+
+/**
+ * Applies pending migrations in one transaction, holding a lock for its whole length, so
+ * that two processes starting at once apply each migration exactly once: the second waits,
+ * then finds nothing left to do. Both dialects have transactional DDL.
+ */
+export async function migrate(db: Db): Promise<string[]> {
+  const kysely = db.kysely as unknown as Kysely<any>;
+  if (db.dialect === 'postgres') {
+    return kysely.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${PG_MIGRATION_LOCK})`.execute(trx);
+      return pendingAndApply(trx, 'postgres');
+    });
+  }
+  // BEGIN IMMEDIATE takes SQLite's write lock up front; a second process waits on busy_timeout.
+  return kysely.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const done = await pendingAndApply(conn as Transaction<any>, 'sqlite');
+      await sql`commit`.execute(conn);
+      return done;
+    } catch (error) {
+      await sql`rollback`.execute(conn);
+      throw error;
+    }
+  });
+}

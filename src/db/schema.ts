@@ -1,0 +1,67 @@
+import type { ColumnType } from 'kysely';
+
+/** Timestamps travel as ISO 8601 strings on both dialects (see db/dialects.ts). */
+export type Timestamp = string;
+/** JSON is written as a string; PostgreSQL (jsonb) reads back parsed, SQLite (text) as a string. */
+export type Json = ColumnType<unknown, string, string>;
+/** Booleans are written as 0/1, which both a PostgreSQL boolean and a SQLite integer accept. */
+export type Bool = ColumnType<boolean | number, number, number>;
+
+export interface VendorTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OrganizationTable {
+  id: string;
+  vendor_id: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApiTokenTable {
+  id: string;
+  vendor_id: string;
+  organization_id: string | null;
+  name: string;
+  role: string | null;
+  permissions: Json;
+  public_id: string;
+  secret_hash: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface SettingTable {
+  key: string;
+  value: string;
+}
+
+export interface CounterTable {
+  key: string;
+  value: ColumnType<number, number, number>;
+}
+
+export interface IdempotencyKeyTable {
+  scope: string;
+  key: string;
+  request_hash: string;
+  status_code: number | null;
+  response_body: string | null;
+  location: string | null;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  vendors: VendorTable;
+  organizations: OrganizationTable;
+  api_tokens: ApiTokenTable;
+  settings: SettingTable;
+  counters: CounterTable;
+  idempotency_keys: IdempotencyKeyTable;
+}

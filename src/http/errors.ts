@@ -1,0 +1,125 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export const ERROR_CODES = {
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  412: 'PRECONDITION_FAILED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'IDEMPOTENCY_KEY_REUSED',
+  429: 'RATE_LIMITED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_CODES;
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The one error type the code throws on purpose; anything else becomes a 500. */
+export class AppError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+  }
+  get code(): string {
+    return ERROR_CODES[this.status];
+  }
+}
+
+export const badRequest = (message: string, details: ErrorDetail[] = []) => new AppError(400, message, details);
+export const notFound = (what: string) => new AppError(404, `${what} not found`);
+export const conflict = (message: string, details: ErrorDetail[] = []) => new AppError(409, message, details);
+export const forbidden = (message = 'Insufficient permissions') => new AppError(403, message);
+export const unauthorized = (message = 'Missing or invalid token') => new AppError(401, message);
+
+/** `/extensions/1/parameters/schema` → `extensions[1].parameters.schema` */
+export function jsonPointerToPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+export function validationDetails(errors: AjvError[]): ErrorDetail[] {
+  return errors.map((e) => {
+    let path = jsonPointerToPath(e.instancePath);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      path = [path, String(e.params.additionalProperty)].filter(Boolean).join('.');
+      message = 'is not an allowed field';
+    } else if (e.keyword === 'required') {
+      path = [path, String(e.params.missingProperty)].filter(Boolean).join('.');
+      message = 'is required';
+    }
+    return { path: path || '(root)', message };
+  });
+}
+
+function errorBody(request: FastifyRequest, status: ErrorStatus, message: string, details: ErrorDetail[]) {
+  return {
+    success: false,
+    message,
+    data: null,
+    timestamp: new Date().toISOString(),
+    traceId: request.id,
+    error: { code: ERROR_CODES[status], details },
+  };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError) {
+  return reply.code(error.status).send(errorBody(request, error.status, error.message, error.details));
+}
+
+/** Fastify's own errors, mapped by their stable code, never by message text. */
+function fromFastifyError(error: FastifyError): AppError | null {
+  if (error.validation) {
+    return badRequest('Request validation failed', validationDetails(error.validation as AjvError[]));
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(413, 'Request body is larger than 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(415, 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('Request body is not valid JSON');
+    default:
+      break;
+  }
+  // JSON syntax errors and prototype-poisoning rejections from the body parser.
+  if (error instanceof SyntaxError || (error.statusCode === 400 && !error.code?.startsWith('FST_ERR_'))) {
+    return badRequest('Request body is not valid JSON');
+  }
+  if (error.statusCode === 400) return badRequest('Bad request');
+  return null;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof AppError ? error : fromFastifyError(error);
+    if (known) return sendError(request, reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(request, reply, new AppError(500, 'Internal server error'));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new AppError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)),
+  );
+}

@@ -1,0 +1,11 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, Name, Uuid } from '../../http/schemas.ts';
+
+export const Organization = Type.Object(
+  { id: Uuid, vendorId: Uuid, name: Name, createdAt: DateTime, updatedAt: DateTime },
+  { title: 'Organization' },
+);
+export type Organization = Static<typeof Organization>;
+
+export const OrganizationWrite = Type.Object({ name: Name }, { additionalProperties: false });
+export type OrganizationWrite = Static<typeof OrganizationWrite>;

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+scripts/system-deps.sh
+
 export PARLEY_TEST_DIALECTS="${PARLEY_TEST_DIALECTS:-sqlite,postgres}"
 if [[ "$PARLEY_TEST_DIALECTS" == *postgres* && -z "${PARLEY_TEST_PG_URL:-}" ]]; then
   eval "$(scripts/pg-cluster.sh start)"

@@ -45,6 +45,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // JSON only: a text/plain body is a 415, not a string that fails validation later.
+  app.removeContentTypeParser('text/plain');
   registerValidation(app);
   registerErrorHandling(app);
   app.addSchema(ErrorEnvelope);

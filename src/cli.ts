@@ -52,7 +52,7 @@ async function run(argv: string[]): Promise<number> {
       const token = await createToken(db, null, {
         vendorId: values.vendor,
         organizationId: values.organization ?? null,
-        role: values.role as Role,
+        role: values.role,
         name: values.name,
         expiresAt: values['expires-at'] ?? null,
       });
@@ -71,8 +71,7 @@ run(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: unknown) => {
-    const known = err instanceof ConfigError || (err instanceof Error && err.name === 'AppError');
-    process.stderr.write(`parley: ${known || err instanceof Error ? (err as Error).message : String(err)}\n`);
+    process.stderr.write(`parley: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },
 );

@@ -20,13 +20,13 @@ const PG_INT8 = 20;
 
 /** Per-pool type parsers, so that rows look the same on both dialects. */
 function pgTypes(): pg.CustomTypesConfig {
-  const toIso = (parse: (v: string) => unknown) => (value: string) => (parse(value) as Date).toISOString();
-  const iso = toIso(pg.types.getTypeParser(PG_TIMESTAMPTZ));
+  const parseDate = pg.types.getTypeParser(PG_TIMESTAMPTZ) as (value: string) => Date;
+  const iso = (value: string) => parseDate(value).toISOString();
   return {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
       if (oid === PG_TIMESTAMPTZ || oid === PG_TIMESTAMP) return iso;
       if (oid === PG_INT8) return (value: string) => Number(value);
-      return pg.types.getTypeParser(oid, format);
+      return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
     }) as pg.CustomTypesConfig['getTypeParser'],
   };
 }

@@ -1,16 +1,20 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db, Dialect } from './database.ts';
+
+// Migrations run against the schema as it was when they were written, not today's types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = any;
 import { migrations } from './migrations/index.ts';
 
 export interface Migration {
   readonly name: string;
-  up(db: Transaction<any>, dialect: Dialect): Promise<void>;
+  up(db: Transaction<AnyDb>, dialect: Dialect): Promise<void>;
 }
 
 // Any constant works; it only has to be the same for every Parley process on one database.
 const PG_MIGRATION_LOCK = 0x7061726c;
 
-async function pendingAndApply(trx: Transaction<any>, dialect: Dialect): Promise<string[]> {
+async function pendingAndApply(trx: Transaction<AnyDb>, dialect: Dialect): Promise<string[]> {
   await trx.schema
     .createTable('parley_migrations')
     .ifNotExists()
@@ -38,7 +42,7 @@ async function pendingAndApply(trx: Transaction<any>, dialect: Dialect): Promise
  * then finds nothing left to do. Both dialects have transactional DDL.
  */
 export async function migrate(db: Db): Promise<string[]> {
-  const kysely = db.kysely as unknown as Kysely<any>;
+  const kysely = db.kysely as unknown as Kysely<AnyDb>;
   if (db.dialect === 'postgres') {
     return kysely.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${PG_MIGRATION_LOCK})`.execute(trx);
@@ -49,7 +53,7 @@ export async function migrate(db: Db): Promise<string[]> {
   return kysely.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
     try {
-      const done = await pendingAndApply(conn as Transaction<any>, 'sqlite');
+      const done = await pendingAndApply(conn as Transaction<AnyDb>, 'sqlite');
       await sql`commit`.execute(conn);
       return done;
     } catch (error) {

@@ -90,7 +90,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 /** Fastify's own errors, mapped by their stable code, never by message text. */
 function fromFastifyError(error: FastifyError): AppError | null {
   if (error.validation) {
-    return badRequest('Request validation failed', validationDetails(error.validation as AjvError[]));
+    return badRequest('Request validation failed', validationDetails(error.validation));
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -66,6 +66,7 @@ export function parseSort(sort: readonly string[], sortable: SortColumns): SortK
  * same whatever the table size. The total comes from the caller (a kept counter, not COUNT(*)).
  */
 export async function fetchPage<Row>(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table, any selection
   query: SelectQueryBuilder<any, any, Row>,
   request: PageQuery,
   sortable: SortColumns,

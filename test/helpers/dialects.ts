@@ -33,7 +33,7 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
     return {
       config: { dialect, filename },
       url: `sqlite:${filename}`,
-      drop: async () => rmSync(dir, { recursive: true, force: true }),
+      drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
     };
   }
   const adminUrl = process.env.PARLEY_TEST_PG_URL as string;

@@ -14,7 +14,7 @@ export function toApiToken(row: Selectable<ApiTokenTable>): ApiToken {
     vendorId: row.vendor_id,
     organizationId: row.organization_id,
     name: row.name,
-    role: row.role as ApiToken['role'],
+    role: row.role,
     permissions: readJson<ApiToken['permissions']>(row.permissions),
     prefix: `prl_${row.public_id}`,
     createdAt: row.created_at,

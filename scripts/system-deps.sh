@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Makes sure the system packages the test suite talks to are present: PostgreSQL (second
+# dialect) and Kamailio (SIP peer). Installs them with apt-get when run as root on Debian;
+# otherwise says what to install.
+set -euo pipefail
+
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v kamailio >/dev/null 2>&1 || [[ -x /usr/sbin/kamailio ]] || missing+=(kamailio)
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  echo "installing ${missing[*]} with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+else
+  echo "The test suite needs: ${missing[*]} (Debian: sudo apt-get install -y ${missing[*]})" >&2
+  exit 1
+fi

@@ -19,6 +19,9 @@ import { organizationRoutes } from './modules/organizations/organizations.routes
 import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { openApiOptions } from './http/openapi.ts';
+import { servicesPlugin } from './http/services.ts';
+import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
+import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -54,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, openApiOptions);
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(dbPlugin, { db, closeOnShutdown: !options.db });
+  await app.register(servicesPlugin, { config });
   await app.register(metricsPlugin);
   await app.register(authPlugin, { db, adminTokenHash });
 
@@ -61,5 +65,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(vendorRoutes);
   await app.register(organizationRoutes);
   await app.register(tokenRoutes);
+  await app.register(strategyRoutes);
+  await app.register(assistantRoutes, { kind: 'assistant' });
+  await app.register(assistantRoutes, { kind: 'agent' });
   return app;
 }

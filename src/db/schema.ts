@@ -57,7 +57,35 @@ export interface IdempotencyKeyTable {
   created_at: Timestamp;
 }
 
+export interface StrategyTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  type: string;
+  parameters: Json;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AssistantTable {
+  id: string;
+  organization_id: string;
+  kind: string;
+  name: string;
+  system_prompt: string | null;
+  system_prompt_greeting: string | null;
+  strategy_id: string | null;
+  telephone_number_id: string | null;
+  extensions: Json;
+  call_event_hooks: Json;
+  version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
+  llm_strategies: StrategyTable;
+  assistants: AssistantTable;
   vendors: VendorTable;
   organizations: OrganizationTable;
   api_tokens: ApiTokenTable;

@@ -112,9 +112,27 @@ function fromFastifyError(error: FastifyError): AppError | null {
   return null;
 }
 
+/**
+ * Constraint violations that a check-then-write can still meet under concurrency (a row
+ * referenced or created between the check and the write) are conflicts, not server errors.
+ */
+function fromDatabaseError(error: { code?: unknown }): AppError | null {
+  switch (error.code) {
+    case '23503':
+    case 'SQLITE_CONSTRAINT_FOREIGNKEY':
+      return conflict('The resource is referenced by, or references, another that changed meanwhile');
+    case '23505':
+    case 'SQLITE_CONSTRAINT_UNIQUE':
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
+      return conflict('A resource with the same unique values already exists');
+    default:
+      return null;
+  }
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = error instanceof AppError ? error : fromFastifyError(error);
+    const known = error instanceof AppError ? error : (fromFastifyError(error) ?? fromDatabaseError(error));
     if (known) return sendError(request, reply, known);
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new AppError(500, 'Internal server error'));

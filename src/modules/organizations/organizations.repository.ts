@@ -18,4 +18,7 @@ export function findOrganization(db: Executor, vendorId: string, id: string) {
  * Tables whose rows belong to an organization and block its deletion (409) while any exist.
  * Feature modules add theirs; API tokens are not here because they go with the organization.
  */
-export const organizationDependents: { table: keyof Database; label: string }[] = [];
+export const organizationDependents: { table: keyof Database; label: string }[] = [
+  { table: 'assistants', label: 'assistants or agents' },
+  { table: 'llm_strategies', label: 'LLM generation strategies' },
+];

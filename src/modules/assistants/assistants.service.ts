@@ -1,0 +1,123 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { SecretBox } from '../../crypto/secret-box.ts';
+import { bumpCounter } from '../../db/counters.ts';
+import type { Database } from '../../db/schema.ts';
+import { now, readJson } from '../../db/values.ts';
+import type { AllowList } from '../../egress/policy.ts';
+import { AppError, badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
+import { assistantCounter, etagOf, findAssistant, type Kind } from './assistants.repository.ts';
+import type { AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
+import { mergeExtensions, mergeHooks, type StoredExtension, type StoredHook } from './items.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface AssistantDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  allow: AllowList;
+}
+
+/** Checks that a referenced row exists in the same organization; modules add theirs (SIP numbers). */
+export type ReferenceCheck = (db: Executor, organizationId: string, body: AssistantCreate) => Promise<ErrorDetail[]>;
+/** Reasons an assistant or agent cannot be deleted yet (an agent's unfinished tasks). */
+export type DeleteGuard = (db: Executor, kind: Kind, id: string) => Promise<string | null>;
+
+export const referenceChecks: ReferenceCheck[] = [
+  async (db, organizationId, body) => {
+    const id = body.llmAudioContentGenerationStrategyId;
+    if (!id) return [];
+    const found = await db.selectFrom('llm_strategies').select('id').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    return found ? [] : [{ path: 'llmAudioContentGenerationStrategyId', message: 'is not an LLM generation strategy of this organization' }];
+  },
+];
+export const deleteGuards: DeleteGuard[] = [];
+
+async function checkReferences(db: Executor, organizationId: string, body: AssistantCreate) {
+  const problems = (await Promise.all(referenceChecks.map((check) => check(db, organizationId, body)))).flat();
+  if (problems.length) throw badRequest('Invalid references', problems);
+}
+
+export async function createAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, body: AssistantCreate) {
+  const at = now();
+  const ctx = { box: deps.box, allow: deps.allow, now: at };
+  const extensions = mergeExtensions([], body.extensions ?? [], ctx);
+  const hooks = mergeHooks([], body.callEventHooks ?? [], ctx);
+  const row = {
+    id: crypto.randomUUID(),
+    organization_id: organizationId,
+    kind,
+    name: body.name,
+    system_prompt: body.systemPrompt ?? null,
+    system_prompt_greeting: body.systemPromptGreeting ?? null,
+    strategy_id: body.llmAudioContentGenerationStrategyId ?? null,
+    telephone_number_id: body.telephoneNumberId ?? null,
+    extensions: JSON.stringify(extensions),
+    call_event_hooks: JSON.stringify(hooks),
+    version: 1,
+    created_at: at,
+    updated_at: at,
+  };
+  await deps.db.transaction().execute(async (trx) => {
+    await checkReferences(trx, organizationId, body);
+    await trx.insertInto('assistants').values(row).execute();
+    await bumpCounter(trx, assistantCounter(kind, organizationId), 1);
+  });
+  return row;
+}
+
+const MAX_ATTEMPTS = 3;
+
+/**
+ * PUT. Optimistic concurrency: the write only lands on the version that was read. With
+ * If-Match a changed version is a 412; without it the merge is redone on the fresh row, so
+ * two concurrent PUTs never silently lose each other's secrets-kept-by-mask.
+ */
+export async function updateAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, id: string, body: AssistantUpdate, ifMatch: string | undefined) {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const row = await findAssistant(deps.db, kind, organizationId, id);
+    if (!row) throw notFound(kind === 'agent' ? 'Agent' : 'Assistant');
+    if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.split(',').map((t) => t.trim()).includes(etagOf(row))) {
+      throw new AppError(412, 'The resource changed since you read it (If-Match does not match the ETag)');
+    }
+    const at = now();
+    const ctx = { box: deps.box, allow: deps.allow, now: at };
+    const extensions = mergeExtensions(readJson<StoredExtension[]>(row.extensions), body.extensions, ctx);
+    const hooks = mergeHooks(readJson<StoredHook[]>(row.call_event_hooks), body.callEventHooks, ctx);
+    const updated = await deps.db.transaction().execute(async (trx) => {
+      await checkReferences(trx, organizationId, body);
+      const result = await trx
+        .updateTable('assistants')
+        .set({
+          name: body.name,
+          system_prompt: body.systemPrompt,
+          system_prompt_greeting: body.systemPromptGreeting,
+          strategy_id: body.llmAudioContentGenerationStrategyId,
+          // Optional in the interface: left out keeps the number, null removes it.
+          ...(body.telephoneNumberId !== undefined ? { telephone_number_id: body.telephoneNumberId } : {}),
+          extensions: JSON.stringify(extensions),
+          call_event_hooks: JSON.stringify(hooks),
+          version: row.version + 1,
+          updated_at: at,
+        })
+        .where('id', '=', id)
+        .where('version', '=', row.version)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    });
+    if (updated) return;
+    if (ifMatch !== undefined) throw new AppError(412, 'The resource changed while this update ran');
+  }
+  throw conflict('The resource is being changed by others; try again');
+}
+
+export async function deleteAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, id: string) {
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await findAssistant(trx, kind, organizationId, id))) throw notFound(kind === 'agent' ? 'Agent' : 'Assistant');
+    for (const guard of deleteGuards) {
+      const reason = await guard(trx, kind, id);
+      if (reason) throw conflict(reason);
+    }
+    await trx.deleteFrom('assistants').where('id', '=', id).execute();
+    await bumpCounter(trx, assistantCounter(kind, organizationId), -1);
+  });
+}

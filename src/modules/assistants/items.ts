@@ -1,0 +1,136 @@
+import { MASK, type SecretBox } from '../../crypto/secret-box.ts';
+import type { AllowList } from '../../egress/policy.ts';
+import { badRequest, type ErrorDetail } from '../../http/errors.ts';
+import type { CallEventHookWrite, ExtensionWrite } from './assistants.schemas.ts';
+import { toolWebhookProblems, urlProblems } from './tool-webhook.ts';
+
+/** An extension as stored: tool_webhook header values and signingSecret sealed. */
+export interface StoredExtension {
+  id: string;
+  name: string;
+  type: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A call event hook as stored; the previous secret keeps signing for a while after a rotation. */
+export interface StoredHook {
+  id: string;
+  type: string;
+  url: string;
+  secret: string;
+  previousSecret?: string;
+  rotatedAt?: string;
+}
+
+interface MergeContext {
+  box: SecretBox;
+  allow: AllowList;
+  now: string;
+}
+
+/**
+ * The interface's update rules: an item with a known id is updated in place, one without an id
+ * is created, and an item left out is removed (the array replaces the list). An id that is not
+ * an item of this assistant is a 400. Each id may appear once.
+ */
+function matchIds<T extends { id: string }>(existing: readonly T[], incoming: readonly { id?: string | null }[], list: string, problems: ErrorDetail[]) {
+  const byId = new Map(existing.map((item) => [item.id, item]));
+  const seen = new Set<string>();
+  return incoming.map((item, index) => {
+    if (!item.id) return undefined;
+    if (seen.has(item.id)) problems.push({ path: `${list}[${index}].id`, message: 'appears twice in the list' });
+    seen.add(item.id);
+    const found = byId.get(item.id);
+    if (!found) problems.push({ path: `${list}[${index}].id`, message: `is not an item of this resource's ${list}` });
+    return found;
+  });
+}
+
+/** A write-only value: the mask keeps what is stored, anything else is sealed anew. */
+function keepOrSeal(value: string, stored: string | undefined, path: string, ctx: MergeContext, problems: ErrorDetail[]): string {
+  if (value !== MASK) return ctx.box.seal(value);
+  if (stored === undefined) problems.push({ path, message: `"${MASK}" keeps a stored value, but none is stored here; send the real value` });
+  return stored ?? '';
+}
+
+function sealToolWebhook(params: Record<string, unknown>, previous: StoredExtension | undefined, path: string, ctx: MergeContext, problems: ErrorDetail[]) {
+  const before = previous?.type === 'tool_webhook' ? previous.parameters : {};
+  const storedHeaders = (before.headers ?? {}) as Record<string, string>;
+  const out: Record<string, unknown> = { ...params };
+  if (params.headers) {
+    const sealed: Record<string, string> = {};
+    for (const [header, value] of Object.entries(params.headers as Record<string, string>)) {
+      const stored = Object.entries(storedHeaders).find(([h]) => h.toLowerCase() === header.toLowerCase())?.[1];
+      sealed[header] = keepOrSeal(value, stored, `${path}.headers.${header}`, ctx, problems);
+    }
+    out.headers = sealed;
+  }
+  if (typeof params.signingSecret === 'string') {
+    out.signingSecret = keepOrSeal(params.signingSecret, before.signingSecret as string | undefined, `${path}.signingSecret`, ctx, problems);
+  }
+  return out;
+}
+
+export function mergeExtensions(existing: readonly StoredExtension[], incoming: readonly ExtensionWrite[], ctx: MergeContext): StoredExtension[] {
+  const problems: ErrorDetail[] = [];
+  const previous = matchIds(existing, incoming, 'extensions', problems);
+  const toolNames = new Map<string, number>();
+  const merged = incoming.map((item, index) => {
+    const path = `extensions[${index}].parameters`;
+    let parameters = item.parameters;
+    let name = item.name ?? item.type;
+    if (item.type === 'tool_webhook') {
+      const found = toolWebhookProblems(parameters, path, ctx.allow);
+      problems.push(...found);
+      if (!found.length) {
+        name = parameters.name as string;
+        const clash = toolNames.get(name);
+        if (clash !== undefined) problems.push({ path: `${path}.name`, message: `"${name}" is already the name of extensions[${clash}]` });
+        toolNames.set(name, index);
+        parameters = sealToolWebhook(parameters, previous[index], path, ctx, problems);
+      }
+    }
+    return { id: previous[index]?.id ?? crypto.randomUUID(), name, type: item.type, parameters };
+  });
+  if (problems.length) throw badRequest('Invalid extensions', problems);
+  return merged;
+}
+
+export function mergeHooks(existing: readonly StoredHook[], incoming: readonly CallEventHookWrite[], ctx: MergeContext): StoredHook[] {
+  const problems: ErrorDetail[] = [];
+  const previous = matchIds(existing, incoming, 'callEventHooks', problems);
+  const merged = incoming.map((item, index): StoredHook => {
+    const path = `callEventHooks[${index}].parameters`;
+    problems.push(...urlProblems(item.parameters.url, `${path}.url`, ctx.allow));
+    const before = previous[index];
+    const unchanged = before !== undefined && (item.parameters.secret === MASK || ctx.box.open(before.secret) === item.parameters.secret);
+    const secret = unchanged ? before.secret : keepOrSeal(item.parameters.secret, before?.secret, `${path}.secret`, ctx, problems);
+    const hook: StoredHook = { id: before?.id ?? crypto.randomUUID(), type: item.type, url: item.parameters.url, secret };
+    if (before && !unchanged) {
+      // Rotation: the old secret keeps signing beside the new one for 24 hours.
+      hook.previousSecret = before.secret;
+      hook.rotatedAt = ctx.now;
+    } else if (before?.previousSecret) {
+      hook.previousSecret = before.previousSecret;
+      hook.rotatedAt = before.rotatedAt;
+    }
+    return hook;
+  });
+  if (problems.length) throw badRequest('Invalid call event hooks', problems);
+  return merged;
+}
+
+/** The read shape: write-only values become the mask. */
+export function showExtension(item: StoredExtension) {
+  if (item.type !== 'tool_webhook') return item;
+  const parameters: Record<string, unknown> = { ...item.parameters };
+  if (parameters.headers) {
+    parameters.headers = Object.fromEntries(Object.keys(parameters.headers).map((h) => [h, MASK]));
+  }
+  if (parameters.signingSecret !== undefined) parameters.signingSecret = MASK;
+  return { ...item, parameters };
+}
+
+export function showHook(item: StoredHook) {
+  return { id: item.id, type: item.type, parameters: { url: item.url, secret: MASK } };
+}

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
@@ -11,6 +11,12 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: Dialect;
+  /**
+   * Runs a compiled read outside any transaction, seeing only committed data. On SQLite it
+   * uses a second, read-only connection (WAL lets it read beside the writer) without the
+   * writer's queue or a promise per step; on PostgreSQL it is the pool.
+   */
+  read<Row>(query: CompiledQuery<Row>): Promise<Row[]>;
   close(): Promise<void>;
 }
 
@@ -31,6 +37,31 @@ function pgTypes(): pg.CustomTypesConfig {
   };
 }
 
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a small query on
+ * better-sqlite3. The queries are built from a fixed set of shapes with bound parameters, so
+ * their SQL texts repeat: keep the prepared statements, least recently used out first.
+ */
+function withStatementCache(sqlite: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (statement) {
+        cache.delete(text);
+      } else {
+        statement = sqlite.prepare(text);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(text, statement);
+      return statement;
+    },
+  };
+}
+
 export function openDatabase(config: DatabaseConfig, options: { poolSize?: number } = {}): Db {
   if (config.dialect === 'sqlite') {
     if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
@@ -39,8 +70,20 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-    return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    if (config.filename === ':memory:') {
+      return { kysely, dialect: 'sqlite', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
+    }
+    const reader = withStatementCache(new SQLite(config.filename, { readonly: true }));
+    return {
+      kysely,
+      dialect: 'sqlite',
+      read: <Row>(q: CompiledQuery<Row>) => Promise.resolve(reader.prepare(q.sql).all(...q.parameters) as Row[]),
+      close: async () => {
+        reader.close();
+        await kysely.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({
     connectionString: config.connectionString,
@@ -50,7 +93,7 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
 }
 
 export async function ping(db: Db): Promise<void> {

@@ -6,6 +6,7 @@ import { forbidden, notFound, unauthorized } from './errors.ts';
 import type { Permission } from '../modules/tokens/permissions.ts';
 import { hashSecret, parseToken, secretMatches } from '../modules/tokens/token-secret.ts';
 import { timingSafeEqual } from 'node:crypto';
+import { AuthCache } from './auth-cache.ts';
 
 export type Principal =
   | { kind: 'admin' }
@@ -38,14 +39,11 @@ export function hasPermission(principal: Principal, permission: Permission): boo
   return principal.kind === 'admin' || principal.permissions.has(permission);
 }
 
-async function authenticate(db: Db, adminHash: Buffer, header: string | undefined): Promise<Principal> {
-  const match = header ? /^Bearer ([\x21-\x7e]{1,512})$/.exec(header) : null;
-  if (!match?.[1]) throw unauthorized();
-  const value = match[1];
+async function authenticate(db: Db, adminHash: Buffer, value: string): Promise<{ principal: Principal; expiresAt: string | null }> {
   const parsed = parseToken(value);
   if (!parsed) {
     const given = Buffer.from(hashSecret(value), 'hex');
-    if (timingSafeEqual(given, adminHash)) return { kind: 'admin' };
+    if (timingSafeEqual(given, adminHash)) return { principal: { kind: 'admin' }, expiresAt: null };
     throw unauthorized();
   }
   const row = await db.kysely
@@ -56,13 +54,14 @@ async function authenticate(db: Db, adminHash: Buffer, header: string | undefine
   if (!row || !secretMatches(parsed.secret, row.secret_hash)) throw unauthorized();
   if (row.revoked_at) throw unauthorized('Token has been revoked');
   if (row.expires_at && row.expires_at <= new Date().toISOString()) throw unauthorized('Token has expired');
-  return {
+  const principal: Principal = {
     kind: 'token',
     tokenId: row.id,
     vendorId: row.vendor_id,
     organizationId: row.organization_id,
     permissions: new Set(readJson<Permission[]>(row.permissions)),
   };
+  return { principal, expiresAt: row.expires_at };
 }
 
 /** Scope and permission, decided from the path alone so no database state leaks through a 403. */
@@ -102,6 +101,7 @@ async function checkTenantExists(db: Db, rule: AuthRule, params: Record<string, 
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: { db: Db; adminTokenHash: string }) => {
     const adminHash = Buffer.from(opts.adminTokenHash, 'hex');
+    const cache = new AuthCache<Principal>(opts.db);
     app.decorateRequest('principal', null);
     app.addHook('onRequest', async (request: FastifyRequest) => {
       const rule = request.routeOptions.config.auth;
@@ -111,9 +111,24 @@ export const authPlugin = fp(
         if (request.is404 || !request.routeOptions.url?.startsWith('/api/')) return;
         throw forbidden('Route has no access rule');
       }
-      const principal = await authenticate(opts.db, adminHash, request.headers.authorization);
-      authorize(principal, rule, request.params as Record<string, string>);
-      await checkTenantExists(opts.db, rule, request.params as Record<string, string>);
+      const header = request.headers.authorization;
+      const token = header ? /^Bearer ([\x21-\x7e]{1,512})$/.exec(header)?.[1] : undefined;
+      if (!token) throw unauthorized();
+      const epoch = await cache.epoch();
+      const now = new Date().toISOString();
+      let principal = cache.principal(token, epoch, now);
+      if (!principal) {
+        const found = await authenticate(opts.db, adminHash, token);
+        principal = found.principal;
+        cache.rememberPrincipal(token, principal, found.expiresAt, epoch);
+      }
+      const params = request.params as Record<string, string>;
+      authorize(principal, rule, params);
+      const tenantKey = `${rule.scope}:${params.vendorId}:${params.organizationId}`;
+      if (!cache.tenantKnown(tenantKey, epoch)) {
+        await checkTenantExists(opts.db, rule, params);
+        cache.rememberTenant(tenantKey, epoch);
+      }
       request.principal = principal;
     });
   },

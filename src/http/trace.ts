@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
@@ -16,5 +16,6 @@ export function traceIdOf(req: IncomingMessage): string {
   }
   const requestId = req.headers['x-request-id'];
   if (typeof requestId === 'string' && REQUEST_ID.test(requestId)) return requestId;
-  return randomBytes(16).toString('hex');
+  // randomUUID draws from a cached entropy pool, far cheaper per request than randomBytes.
+  return randomUUID().replaceAll('-', '');
 }

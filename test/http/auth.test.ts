@@ -65,12 +65,12 @@ for (const dialect of DIALECTS) {
 
     it('401 for an expired token', async () => {
       const res = await t.call('POST', `/api/v1/vendors/${a.vendorId}/api-tokens`, {
-        body: { name: 'short', role: 'viewer', expiresAt: new Date(Date.now() + 60_000).toISOString() },
+        body: { name: 'short', role: 'viewer', expiresAt: new Date(Date.now() + 1500).toISOString() },
       });
       assert.equal(res.statusCode, 201);
-      const { token, id } = res.json().data;
+      const { token } = res.json().data;
       assert.equal((await t.call('GET', a.orgPath, { token })).statusCode, 200);
-      await t.db.kysely.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', id).execute();
+      await new Promise((resolve) => setTimeout(resolve, 1600));
       const json = await expectStatus(401, 'UNAUTHORIZED', 'GET', a.orgPath, token);
       assert.match(json.message, /expired/);
     });

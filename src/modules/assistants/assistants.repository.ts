@@ -26,6 +26,24 @@ export function toAssistant(row: Selectable<AssistantTable>): Assistant {
   };
 }
 
+const READ_CACHE_SIZE = 2_000;
+const readCache = new Map<string, { stamp: string; data: Assistant }>();
+
+/**
+ * toAssistant, remembered per row version: every write bumps `version` and `updated_at`, so a
+ * cached read shape is used only for exactly the row it was made from. Saves re-parsing the
+ * extension and hook JSON on the hottest read.
+ */
+export function toAssistantCached(row: Selectable<AssistantTable>): Assistant {
+  const stamp = `${row.version}|${row.updated_at}`;
+  const hit = readCache.get(row.id);
+  if (hit?.stamp === stamp) return hit.data;
+  const data = toAssistant(row);
+  if (readCache.size >= READ_CACHE_SIZE && !hit) readCache.delete(readCache.keys().next().value as string);
+  readCache.set(row.id, { stamp, data });
+  return data;
+}
+
 export function findAssistant(db: Executor, kind: Kind, organizationId: string, id: string) {
   return db
     .selectFrom('assistants')

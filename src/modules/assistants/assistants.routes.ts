@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readCounter } from '../../db/counters.ts';
+import { prepared } from '../../db/prepared.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { ORG_PATH, OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
-import { assistantCounter, etagOf, findAssistant, toAssistant, type Kind } from './assistants.repository.ts';
+import { assistantCounter, etagOf, toAssistant, toAssistantCached, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant } from './assistants.service.ts';
 
@@ -28,6 +29,9 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const write = { auth: { scope: 'organization', permission: `${plural}:write` } } as const;
   const deps = { db: app.db.kysely, box: app.secrets, allow: app.egressAllow };
   const { kysely } = app.db;
+  const findOne = prepared(app.db, (organizationId: string, id: string) =>
+    kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id),
+  );
   // The id parameter's name depends on the kind, so TypeBox types the params as a record.
   const ids = (params: Record<string, string | undefined>) => ({ organizationId: params.organizationId ?? '', id: params[idParam] ?? '' });
 
@@ -59,10 +63,10 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     schema: { tags, summary: `Get ${kind === 'agent' ? 'an agent' : 'an assistant'}`, params: ItemParams, response: responses(200, Envelope(Assistant)) },
   }, async (request, reply) => {
     const { organizationId, id } = ids(request.params);
-    const row = await findAssistant(kysely, kind, organizationId, id);
+    const row = await findOne(organizationId, id);
     if (!row) throw notFound(Title);
     reply.header('etag', etagOf(row));
-    return envelope(request, toAssistant(row));
+    return envelope(request, toAssistantCached(row));
   });
 
   app.put(ITEM, {

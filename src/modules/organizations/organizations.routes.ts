@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
 import { now } from '../../db/values.ts';
+import { bumpAuthEpoch } from '../../http/auth-cache.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
@@ -97,6 +98,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await bumpCounter(trx, counters.vendor, -Number(tokens.numDeletedRows));
       await trx.deleteFrom('counters').where('key', '=', counters.organization).execute();
       await trx.deleteFrom('organizations').where('id', '=', organizationId).execute();
+      await bumpAuthEpoch(trx);
       await bumpCounter(trx, orgCounter(vendorId), -1);
     });
     return envelope(request, null, 'Deleted');

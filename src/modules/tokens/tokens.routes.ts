@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readCounter } from '../../db/counters.ts';
+import { bumpAuthEpoch } from '../../http/auth-cache.ts';
 import { now } from '../../db/values.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
@@ -78,7 +79,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!row) throw notFound('API token');
     if (!row.revoked_at) {
       const at = now();
-      await kysely.updateTable('api_tokens').set({ revoked_at: at, updated_at: at }).where('id', '=', tokenId).execute();
+      await kysely.transaction().execute(async (trx) => {
+        await trx.updateTable('api_tokens').set({ revoked_at: at, updated_at: at }).where('id', '=', tokenId).execute();
+        await bumpAuthEpoch(trx);
+      });
     }
     return envelope(request, null, 'Revoked');
   });

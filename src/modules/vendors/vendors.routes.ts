@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
 import { now } from '../../db/values.ts';
+import { bumpAuthEpoch } from '../../http/auth-cache.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { conflict, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
@@ -73,6 +74,7 @@ export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const org = await trx.selectFrom('organizations').select('id').where('vendor_id', '=', vendorId).executeTakeFirst();
       if (org) throw conflict('Vendor still has organizations; delete them first');
       await trx.deleteFrom('vendors').where('id', '=', vendorId).execute();
+      await bumpAuthEpoch(trx);
       await bumpCounter(trx, VENDORS_COUNTER, -1);
     });
     return envelope(request, null, 'Deleted');

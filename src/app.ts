@@ -22,6 +22,21 @@ import { openApiOptions } from './http/openapi.ts';
 import { servicesPlugin } from './http/services.ts';
 import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
+import { taskRoutes } from './modules/tasks/tasks.routes.ts';
+import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
+import { deleteGuards } from './modules/assistants/assistants.service.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { noDialer, type Dialer } from './jobs/dialer.ts';
+import { DEFAULT_RETRY } from './jobs/retry.ts';
+import { Scheduler } from './jobs/scheduler.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    scheduler: Scheduler;
+  }
+}
+import { sipCredentialRoutes } from './modules/sip/sip-credentials.routes.ts';
+import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -30,6 +45,10 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Where a generated admin token is shown, once. */
   announceAdminToken?: (token: string) => void;
+  clock?: Clock;
+  dialer?: Dialer;
+  /** Start the scheduler's polling loop with the app (tests drive `app.scheduler.tick()` instead). */
+  runScheduler?: boolean;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -68,5 +87,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(strategyRoutes);
   await app.register(assistantRoutes, { kind: 'assistant' });
   await app.register(assistantRoutes, { kind: 'agent' });
+
+  deleteGuards.add(unfinishedTasksGuard);
+  const clock = options.clock ?? systemClock;
+  const scheduler = new Scheduler({
+    db, clock, dialer: options.dialer ?? noDialer, log: app.log,
+    retry: { ...DEFAULT_RETRY, baseMs: config.retryBaseMs }, leaseMs: config.leaseMs,
+  });
+  app.decorate('scheduler', scheduler);
+  await app.register(taskRoutes, { clock, defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => scheduler.abort(id) });
+  if (options.runScheduler) app.addHook('onReady', async () => scheduler.start());
+  app.addHook('preClose', async () => scheduler.stop());
+  await app.register(sipCredentialRoutes);
+  await app.register(sipNumberRoutes);
   return app;
 }

@@ -17,6 +17,12 @@ export interface Config {
   readonly publicUrl: string | null;
   readonly logLevel: string;
   readonly bodyLimit: number;
+  /** Whether `parley serve` also runs the task scheduler (PARLEY_SCHEDULER=off for API-only nodes). */
+  readonly schedulerEnabled: boolean;
+  readonly dialer: 'none';
+  readonly taskMaxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly leaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -33,6 +39,13 @@ export function parseDatabaseUrl(url: string): DatabaseConfig {
     return { dialect: 'postgres', connectionString: url };
   }
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function parsePositive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a positive number, got "${value}"`);
+  return n;
 }
 
 function parsePort(value: string | undefined, fallback: number): number {
@@ -68,6 +81,12 @@ function loadSecretKey(env: Env, database: DatabaseConfig): Buffer {
   return key;
 }
 
+/** Only `none` exists until SIP calling lands; naming anything else is a start-up error, not a silent fallback. */
+function parseDialer(value: string | undefined): 'none' {
+  if (value === undefined || value === '' || value === 'none') return 'none';
+  throw new ConfigError(`PARLEY_DIALER "${value}" is not available; the only dialer is "none"`);
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const database = overrides.database ?? parseDatabaseUrl(env.DATABASE_URL || 'sqlite:./data/parley.db');
   const config: Config = {
@@ -80,6 +99,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: env.PARLEY_PUBLIC_URL || null,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimit: 1024 * 1024,
+    schedulerEnabled: (env.PARLEY_SCHEDULER ?? 'on') !== 'off',
+    dialer: parseDialer(env.PARLEY_DIALER),
+    taskMaxAttempts: parsePositive('PARLEY_TASK_MAX_ATTEMPTS', env.PARLEY_TASK_MAX_ATTEMPTS, 3),
+    retryBaseMs: parsePositive('PARLEY_RETRY_BASE_SECONDS', env.PARLEY_RETRY_BASE_SECONDS, 60) * 1000,
+    leaseMs: parsePositive('PARLEY_LEASE_SECONDS', env.PARLEY_LEASE_SECONDS, 60) * 1000,
     ...overrides,
   };
   return Object.freeze(config);

@@ -14,7 +14,7 @@ function announceAdminToken(token: string): void {
 
 /** Listens, and on SIGINT/SIGTERM stops taking requests, lets running ones finish, then exits. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
-  const app = await buildApp({ config, announceAdminToken });
+  const app = await buildApp({ config, announceAdminToken, runScheduler: config.schedulerEnabled });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

@@ -83,9 +83,68 @@ export interface AssistantTable {
   updated_at: Timestamp;
 }
 
+export interface AgentTaskTable {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  status: string;
+  user_values: Json;
+  target_number: string;
+  allowed_hours_begin: number | null;
+  allowed_hours: number | null;
+  only_weekdays: Bool;
+  timezone: string | null;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: Timestamp | null;
+  last_error: string | null;
+  conclusion_id: string | null;
+  sip_credential_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  completed_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AgentTaskPauseTable {
+  agent_id: string;
+  paused_at: Timestamp;
+}
+
+export interface SipCredentialTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  hostname: string;
+  port: number;
+  transport: string;
+  username: string;
+  /** Sealed with the secret box (`enc:v1:…`); never leaves the service. */
+  password_sealed: string;
+  max_agent_tasks: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SipNumberTable {
+  id: string;
+  organization_id: string;
+  sip_credential_id: string;
+  /** E.164, unique per organization. */
+  number: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
+  agent_tasks: AgentTaskTable;
+  agent_task_pauses: AgentTaskPauseTable;
   llm_strategies: StrategyTable;
   assistants: AssistantTable;
+  sip_credentials: SipCredentialTable;
+  sip_numbers: SipNumberTable;
   vendors: VendorTable;
   organizations: OrganizationTable;
   api_tokens: ApiTokenTable;

@@ -21,7 +21,7 @@ export type SortColumns = Readonly<Record<string, string>>;
 export const BASE_SORT: SortColumns = { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' };
 
 /** The query-string schema of a list: page, size, repeatable sort, plus the resource's filters. */
-export function listQuery(sortable: SortColumns, filters: TProperties = {}) {
+export function listQuery(sortable: SortColumns, filters: TProperties = {}, defaultSort = 'name,asc') {
   const names = Object.keys(sortable).join('|');
   return Type.Object(
     {
@@ -30,7 +30,7 @@ export function listQuery(sortable: SortColumns, filters: TProperties = {}) {
       sort: Type.Array(
         Type.String({ pattern: `^(${names})(,(asc|desc|ASC|DESC))?$` }),
         {
-          default: ['name,asc'],
+          default: [defaultSort],
           maxItems: 5,
           description: `property,direction; repeatable. Properties: ${Object.keys(sortable).join(', ')}`,
         },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type AppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase, type Db, type Dialect } from '../../src/db/database.ts';
 import { createTestDatabase, type TestDatabase } from './dialects.ts';
@@ -18,14 +18,19 @@ export interface TestApp {
 }
 
 /** A fresh migrated app on a fresh database of the dialect, as the service builds itself. */
-export async function buildTestApp(dialect: Dialect, env: Record<string, string> = {}, logger: unknown = false): Promise<TestApp> {
+export async function buildTestApp(
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  logger: unknown = false,
+  extra: Pick<AppOptions, 'clock' | 'dialer'> = {},
+): Promise<TestApp> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig(
     { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', ...env },
     { database: database.config, secretKey: randomBytes(32) },
   );
   const db = openDatabase(config.database, { poolSize: 5 });
-  const app = await buildApp({ config, db, logger: logger as never });
+  const app = await buildApp({ config, db, logger: logger as never, ...extra });
   await app.ready();
   return {
     app,

@@ -19,8 +19,11 @@ export interface AssistantDeps {
 
 /** Checks that a referenced row exists in the same organization; modules add theirs (SIP numbers). */
 export type ReferenceCheck = (db: Executor, organizationId: string, body: AssistantCreate) => Promise<ErrorDetail[]>;
-/** Reasons an assistant or agent cannot be deleted yet (an agent's unfinished tasks). */
-export type DeleteGuard = (db: Executor, kind: Kind, id: string) => Promise<string | null>;
+/**
+ * Runs inside the delete transaction: returns why the assistant or agent cannot be deleted
+ * yet (an agent's unfinished tasks), or null after removing what goes with it.
+ */
+export type DeleteGuard = (db: Transaction<Database>, kind: Kind, id: string) => Promise<string | null>;
 
 export const referenceChecks: ReferenceCheck[] = [
   async (db, organizationId, body) => {
@@ -30,7 +33,8 @@ export const referenceChecks: ReferenceCheck[] = [
     return found ? [] : [{ path: 'llmAudioContentGenerationStrategyId', message: 'is not an LLM generation strategy of this organization' }];
   },
 ];
-export const deleteGuards: DeleteGuard[] = [];
+/** Filled by the modules that own rows hanging off an assistant or agent (see app.ts). */
+export const deleteGuards = new Set<DeleteGuard>();
 
 async function checkReferences(db: Executor, organizationId: string, body: AssistantCreate) {
   const problems = (await Promise.all(referenceChecks.map((check) => check(db, organizationId, body)))).flat();

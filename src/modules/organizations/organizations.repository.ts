@@ -19,6 +19,7 @@ export function findOrganization(db: Executor, vendorId: string, id: string) {
  * Feature modules add theirs; API tokens are not here because they go with the organization.
  */
 export const organizationDependents: { table: keyof Database; label: string }[] = [
+  { table: 'agent_tasks', label: 'agent tasks' },
   { table: 'assistants', label: 'assistants or agents' },
   { table: 'llm_strategies', label: 'LLM generation strategies' },
 ];

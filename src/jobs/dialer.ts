@@ -1,0 +1,35 @@
+/** What the scheduler asks of whatever places the call. */
+export interface DialRequest {
+  taskId: string;
+  organizationId: string;
+  agentId: string;
+  targetNumber: string;
+  userValues: Record<string, unknown>;
+  /** The SIP credentials the call goes out through, when the agent has a telephone number. */
+  sipCredentialId: string | null;
+  attempt: number;
+  /** Aborted when the task is cancelled or this worker loses its lease: hang up. */
+  signal: AbortSignal;
+}
+
+export type DialOutcome =
+  | { status: 'completed'; conclusionId?: string | null }
+  | { status: 'no_answer' }
+  | { status: 'busy' }
+  | { status: 'declined'; sipCode?: number }
+  | { status: 'invalid_number'; sipCode?: number }
+  | { status: 'failed'; error: string; retryable: boolean };
+
+export interface Dialer {
+  readonly name: string;
+  dial(request: DialRequest): Promise<DialOutcome>;
+}
+
+/**
+ * The only dialer until SIP calling lands: it places no call and says so, so that nothing
+ * pretends a call was made. Attempts fail at once with a clear lastError and are not retried.
+ */
+export const noDialer: Dialer = {
+  name: 'none',
+  dial: async () => ({ status: 'failed', error: 'no dialer configured', retryable: false }),
+};

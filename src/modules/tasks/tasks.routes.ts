@@ -1,0 +1,118 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Clock } from '../../clock.ts';
+import { readCounter } from '../../db/counters.ts';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses } from '../../http/envelope.ts';
+import { notFound } from '../../http/errors.ts';
+import { idempotentCreate } from '../../http/idempotency.ts';
+import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
+import { ORG_PATH, orgPath } from '../../http/schemas.ts';
+import { findTask, taskCounter, toTask } from './tasks.repository.ts';
+import { AgentParams, AgentTask, AgentTaskBatch, AgentTaskCreate, TASK_STATUSES, TaskParams } from './tasks.schemas.ts';
+import { cancelTask, createTasks, deleteTask, executeTask, isPaused, requireAgent, setPaused } from './tasks.service.ts';
+
+export interface TaskRouteOptions {
+  clock: Clock;
+  defaultMaxAttempts: number;
+  abortRunning(taskId: string): void;
+}
+
+const tags = ['Agent tasks'];
+const BASE = `${ORG_PATH}/agents/:agentId/tasks`;
+const read = { auth: { scope: 'organization', permission: 'tasks:read' } } as const;
+const write = { auth: { scope: 'organization', permission: 'tasks:write' } } as const;
+const SORT = { createdAt: 'created_at', updatedAt: 'updated_at', nextAttemptAt: 'next_attempt_at', targetNumber: 'target_number' };
+const ListQuery = listQuery(SORT, { status: Type.Optional(Type.String({ enum: [...TASK_STATUSES] })) }, 'createdAt,asc');
+const Paused = Envelope(Type.Object({ paused: Type.Boolean() }));
+
+export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (app, opts) => {
+  const deps = { db: app.db.kysely, clock: opts.clock, defaultMaxAttempts: opts.defaultMaxAttempts, abortRunning: (id: string) => opts.abortRunning(id) };
+  const { kysely } = app.db;
+  const location = (p: { vendorId: string; organizationId: string; agentId: string }, id: string) => `${orgPath(p)}/agents/${p.agentId}/tasks/${id}`;
+
+  app.post(BASE, {
+    config: write,
+    schema: {
+      tags, summary: 'Create an agent task', description: 'execute true → SCHEDULED, false or absent → PENDING. Accepts Idempotency-Key.',
+      params: AgentParams, body: AgentTaskCreate, response: responses(201, Envelope(AgentTask), [409, 422]),
+    },
+  }, async (request, reply) =>
+    idempotentCreate(app.db, request, reply, `tasks:${request.params.organizationId}`, async () => {
+      const [row] = await createTasks(deps, request.params.organizationId, request.params.agentId, [request.body], false);
+      return { location: location(request.params, row?.id ?? ''), data: toTask(row as never) };
+    }),
+  );
+
+  app.post(`${BASE}/batch`, {
+    config: write,
+    schema: {
+      tags, summary: 'Create up to 1,000 agent tasks at once, all or nothing',
+      description: 'One invalid task rejects the batch; each error names its item (tasks[12].targetNumber). Accepts Idempotency-Key.',
+      params: AgentParams, body: AgentTaskBatch, response: responses(201, Envelope(Type.Array(AgentTask)), [409, 422]),
+    },
+  }, async (request, reply) =>
+    idempotentCreate(app.db, request, reply, `tasks:${request.params.organizationId}`, async () => {
+      const rows = await createTasks(deps, request.params.organizationId, request.params.agentId, request.body.tasks, true);
+      return { location: `${orgPath(request.params)}/agents/${request.params.agentId}/tasks`, data: rows.map((r) => toTask(r as never)) };
+    }),
+  );
+
+  app.get(BASE, {
+    config: read,
+    schema: { tags, summary: 'List agent tasks (filter by status)', params: AgentParams, querystring: ListQuery, response: responses(200, PageEnvelope(AgentTask)) },
+  }, async (request) => {
+    const { organizationId, agentId } = request.params;
+    const { status, ...page } = request.query as typeof request.query & { status?: string };
+    await requireAgent(kysely, organizationId, agentId);
+    let query = kysely.selectFrom('agent_tasks').selectAll().where('organization_id', '=', organizationId).where('agent_id', '=', agentId);
+    if (status) query = query.where('status', '=', status);
+    const result = await fetchPage(query, page, SORT, () => readCounter(kysely, taskCounter(agentId, status)));
+    return pageBody(request.id, { ...result, items: result.items.map(toTask) });
+  });
+
+  app.get(`${BASE}/:taskId`, {
+    config: read,
+    schema: { tags, summary: 'Get an agent task', params: TaskParams, response: responses(200, Envelope(AgentTask)) },
+  }, async (request) => {
+    const { organizationId, agentId, taskId } = request.params;
+    const row = await findTask(kysely, organizationId, agentId, taskId);
+    if (!row) throw notFound('Agent task');
+    return envelope(request, toTask(row));
+  });
+
+  const action = (name: 'execute' | 'cancel', summary: string, run: typeof executeTask) =>
+    app.post(`${BASE}/:taskId/${name}`, {
+      config: write,
+      schema: { tags, summary, params: TaskParams, response: responses(200, Envelope(AgentTask), [409]) },
+    }, async (request) => {
+      const { organizationId, agentId, taskId } = request.params;
+      await run(deps, organizationId, agentId, taskId);
+      const row = await findTask(kysely, organizationId, agentId, taskId);
+      if (!row) throw notFound('Agent task');
+      return envelope(request, toTask(row));
+    });
+  action('execute', 'Schedule a PENDING task (or start a FAILED or CANCELLED one over); 409 from other states', executeTask);
+  action('cancel', 'Cancel a PENDING, SCHEDULED or IN_PROGRESS task (a running call is hung up); 409 from other states', cancelTask);
+
+  app.delete(`${BASE}/:taskId`, {
+    config: write,
+    schema: { tags, summary: 'Delete an agent task (409 while it is in progress)', params: TaskParams, response: responses(200, EmptyEnvelope, [409]) },
+  }, async (request) => {
+    const { organizationId, agentId, taskId } = request.params;
+    await deleteTask(deps, organizationId, agentId, taskId);
+    return envelope(request, null, 'Deleted');
+  });
+
+  for (const paused of [true, false]) {
+    app.post(`${BASE}/${paused ? 'pause' : 'resume'}`, {
+      config: write,
+      schema: {
+        tags, params: AgentParams, response: responses(200, Paused),
+        summary: paused ? "Pause all of an agent's tasks: nothing new starts; running calls finish" : "Resume an agent's tasks",
+      },
+    }, async (request) => {
+      await setPaused(deps, request.params.organizationId, request.params.agentId, paused);
+      return envelope(request, { paused: await isPaused(kysely, request.params.agentId) });
+    });
+  }
+};

@@ -1,0 +1,62 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, Uuid } from '../../http/schemas.ts';
+
+export const TASK_STATUSES = ['PENDING', 'SCHEDULED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const MAX_BATCH = 1000;
+
+const UserValues = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+  description: 'User-specific data; fills {{name}} placeholders in the prompt and greeting',
+  maxProperties: 100,
+});
+
+export const AgentTask = Type.Object(
+  {
+    id: Uuid,
+    agentId: Uuid,
+    userValues: UserValues,
+    targetNumber: Type.String({ description: 'E.164' }),
+    allowedHoursBegin: Type.Union([Type.Integer(), Type.Null()]),
+    allowedHours: Type.Union([Type.Integer(), Type.Null()]),
+    onlyWeekdays: Type.Boolean(),
+    timezone: Type.Union([Type.String(), Type.Null()], { description: 'IANA zone of the window; null means UTC' }),
+    status: Type.String({ enum: [...TASK_STATUSES] }),
+    attempts: Type.Integer(),
+    maxAttempts: Type.Integer(),
+    nextAttemptAt: Type.Union([DateTime, Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    conclusionId: Type.Union([Type.String(), Type.Null()]),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    completedAt: Type.Union([DateTime, Type.Null()]),
+  },
+  { title: 'AgentTask' },
+);
+export type AgentTask = Static<typeof AgentTask>;
+
+export const AgentTaskCreate = Type.Object(
+  {
+    userValues: Type.Optional(UserValues),
+    targetNumber: Type.String({ minLength: 1, maxLength: 40, description: 'E.164; spaces, dashes, dots and parentheses are stripped' }),
+    allowedHoursBegin: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: '0-23, start hour of the window (UTC unless timezone)' })),
+    allowedHours: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: '1-24, length of the window in hours' })),
+    onlyWeekdays: Type.Optional(Type.Boolean({ default: false })),
+    timezone: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Default 3' })),
+    execute: Type.Optional(Type.Boolean({ description: 'true schedules the task (SCHEDULED); false keeps it PENDING' })),
+  },
+  {
+    additionalProperties: false,
+    title: 'AgentTaskCreate',
+    examples: [{ userValues: { firstName: 'Ada' }, targetNumber: '+49 30 1234567', allowedHoursBegin: 9, allowedHours: 8, onlyWeekdays: true, execute: true }],
+  },
+);
+export type AgentTaskCreate = Static<typeof AgentTaskCreate>;
+
+export const AgentTaskBatch = Type.Object(
+  { tasks: Type.Array(AgentTaskCreate, { minItems: 1, maxItems: MAX_BATCH }) },
+  { additionalProperties: false, title: 'AgentTaskBatch' },
+);
+
+export const AgentParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, agentId: Uuid });
+export const TaskParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, agentId: Uuid, taskId: Uuid });

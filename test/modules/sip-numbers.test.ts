@@ -1,0 +1,151 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/dialects.ts';
+
+// These credentials are only stored, never validated: nothing is sent anywhere.
+const trunk = { name: 'Trunk', hostname: 'sip.example.com', username: 'acme', password: 'never-sent' };
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+for (const dialect of DIALECTS) {
+  describe(`SIP numbers (${dialect})`, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    let url: string;
+    let credentialId: string;
+    let foreignCredentialId: string;
+    let foreignNumberId: string;
+    const errorPaths = (body: string) => (JSON.parse(body).error.details as { path: string }[]).map((d) => d.path);
+
+    before(async () => {
+      t = await buildTestApp(dialect);
+      a = await createTenant(t);
+      b = await createTenant(t, 'Other');
+      url = `${a.orgPath}/sip/numbers`;
+      credentialId = (await t.call('POST', `${a.orgPath}/sip/credentials`, { body: trunk })).json().data.id;
+      foreignCredentialId = (await t.call('POST', `${b.orgPath}/sip/credentials`, { body: trunk })).json().data.id;
+      const foreign = await t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+4930999999', sipCredentialId: foreignCredentialId } });
+      assert.equal(foreign.statusCode, 201, foreign.body);
+      foreignNumberId = foreign.json().data.id;
+    });
+    after(() => t.close());
+
+    it('creates with the number in E.164, reads, lists, replaces and deletes', async () => {
+      const created = await t.call('POST', url, { body: { number: '+49 (30) 123-456', sipCredentialId: credentialId, name: 'Berlin' } });
+      assert.equal(created.statusCode, 201, created.body);
+      const data = created.json().data;
+      assert.equal(data.number, '+4930123456');
+      assert.equal(data.sipCredentialId, credentialId);
+      assert.equal(data.organizationId, a.organizationId);
+      assert.equal(data.name, 'Berlin');
+      const location = created.headers.location as string;
+      assert.equal(location, `${url}/${data.id}`);
+      assert.deepEqual((await t.call('GET', location)).json().data, data);
+      assert.deepEqual((await t.call('GET', url)).json().data, [data]);
+
+      const put = await t.call('PUT', location, { body: { number: '+1.415.555.0100', sipCredentialId: credentialId } });
+      assert.equal(put.statusCode, 200, put.body);
+      const read = (await t.call('GET', location)).json().data;
+      assert.equal(read.number, '+14155550100');
+      assert.equal(read.name, '+14155550100', 'the name defaults to the number');
+      assert.equal((await t.call('DELETE', location)).statusCode, 200);
+      assert.equal((await t.call('GET', location)).statusCode, 404);
+      assert.equal((await t.call('GET', url)).json().totalElements, 0);
+    });
+
+    it('400 on numbers that are not E.164, naming number', async () => {
+      for (const number of ['030 123456', '0049 30 123456', '+44 (0)20 7946 0000', '+0 30 123456', 'call me', '+49 30 12x456', '+123', '']) {
+        const res = await t.call('POST', url, { body: { number, sipCredentialId: credentialId } });
+        assert.equal(res.statusCode, 400, number);
+        assert.ok(errorPaths(res.body).includes('number'), `${number}: ${res.body}`);
+      }
+      const unknownField = await t.call('POST', url, { body: { number: '+4930123456', sipCredentialId: credentialId, carrier: 'x' } });
+      assert.deepEqual([unknownField.statusCode, errorPaths(unknownField.body)], [400, ['carrier']]);
+      assert.equal((await t.call('GET', url)).json().totalElements, 0);
+    });
+
+    it('a number is unique per organization (409 on number), in any spelling', async () => {
+      const first = await t.call('POST', url, { body: { number: '+4940111111', sipCredentialId: credentialId } });
+      assert.equal(first.statusCode, 201);
+      const again = await t.call('POST', url, { body: { number: '+49 40 111 111', sipCredentialId: credentialId } });
+      assert.equal(again.statusCode, 409);
+      assert.equal(again.json().error.code, 'CONFLICT');
+      assert.deepEqual(errorPaths(again.body), ['number']);
+      const elsewhere = await t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+4940111111', sipCredentialId: foreignCredentialId } });
+      assert.equal(elsewhere.statusCode, 201, 'another organization may hold the same number');
+
+      const second = await t.call('POST', url, { body: { number: '+4940222222', sipCredentialId: credentialId } });
+      const secondUrl = second.headers.location as string;
+      assert.equal((await t.call('PUT', secondUrl, { body: { number: '+4940111111', sipCredentialId: credentialId } })).statusCode, 409);
+      assert.equal((await t.call('PUT', secondUrl, { body: { number: '+4940222222', sipCredentialId: credentialId, name: 'Same' } })).statusCode, 200);
+      for (const location of [first.headers.location, secondUrl, elsewhere.headers.location]) {
+        assert.equal((await t.call('DELETE', location as string)).statusCode, 200);
+      }
+      assert.equal((await t.call('GET', url)).json().totalElements, 0);
+    });
+
+    it('400 on sipCredentialId of another organization or none', async () => {
+      for (const sipCredentialId of [foreignCredentialId, UNKNOWN]) {
+        const res = await t.call('POST', url, { body: { number: '+4930123456', sipCredentialId } });
+        assert.deepEqual([res.statusCode, errorPaths(res.body)], [400, ['sipCredentialId']]);
+      }
+      const ok = await t.call('POST', url, { body: { number: '+4930123456', sipCredentialId: credentialId } });
+      const put = await t.call('PUT', ok.headers.location as string, { body: { number: '+4930123456', sipCredentialId: foreignCredentialId } });
+      assert.deepEqual([put.statusCode, errorPaths(put.body)], [400, ['sipCredentialId']]);
+      assert.equal((await t.call('DELETE', ok.headers.location as string)).statusCode, 200);
+    });
+
+    it('404 for a number of another organization', async () => {
+      const body = { number: '+4930999999', sipCredentialId: credentialId };
+      assert.equal((await t.call('GET', `${url}/${foreignNumberId}`)).statusCode, 404);
+      assert.equal((await t.call('PUT', `${url}/${foreignNumberId}`, { body })).statusCode, 404);
+      assert.equal((await t.call('DELETE', `${url}/${foreignNumberId}`)).statusCode, 404);
+      assert.equal((await t.call('GET', `${b.orgPath}/sip/numbers/${foreignNumberId}`)).json().data.number, '+4930999999');
+    });
+
+    it('assistants and agents may only use a SIP number of their organization; a used number cannot be deleted', async () => {
+      const number = await t.call('POST', url, { body: { number: '+4930555555', sipCredentialId: credentialId } });
+      const numberId = number.json().data.id;
+      for (const plural of ['assistants', 'agents']) {
+        for (const telephoneNumberId of [foreignNumberId, UNKNOWN]) {
+          const res = await t.call('POST', `${a.orgPath}/${plural}`, { body: { name: 'Bot', telephoneNumberId } });
+          assert.deepEqual([res.statusCode, errorPaths(res.body)], [400, ['telephoneNumberId']], `${plural}: ${res.body}`);
+        }
+        const bot = await t.call('POST', `${a.orgPath}/${plural}`, { body: { name: 'Bot', telephoneNumberId: numberId } });
+        assert.equal(bot.statusCode, 201, bot.body);
+        assert.equal(bot.json().data.telephoneNumberId, numberId);
+        const botUrl = bot.headers.location as string;
+        const update = { name: 'Bot', systemPrompt: null, systemPromptGreeting: null, llmAudioContentGenerationStrategyId: null, extensions: [], callEventHooks: [] };
+        const foreignPut = await t.call('PUT', botUrl, { body: { ...update, telephoneNumberId: foreignNumberId } });
+        assert.deepEqual([foreignPut.statusCode, errorPaths(foreignPut.body)], [400, ['telephoneNumberId']]);
+        assert.equal((await t.call('PUT', botUrl, { body: update })).statusCode, 200, 'left out keeps the number');
+
+        const blocked = await t.call('DELETE', number.headers.location as string);
+        assert.equal(blocked.statusCode, 409);
+        assert.match(blocked.json().message, /uses this number/);
+        const credentialsBlocked = await t.call('DELETE', `${a.orgPath}/sip/credentials/${credentialId}`);
+        assert.equal(credentialsBlocked.statusCode, 409, 'the number still uses the credentials');
+
+        assert.equal((await t.call('PUT', botUrl, { body: { ...update, telephoneNumberId: null } })).statusCode, 200);
+        assert.equal((await t.call('GET', botUrl)).json().data.telephoneNumberId, null);
+        assert.equal((await t.call('DELETE', botUrl)).statusCode, 200);
+      }
+      assert.equal((await t.call('DELETE', number.headers.location as string)).statusCode, 200);
+    });
+
+    it('lists sorted by number; an organization with numbers cannot be deleted', async () => {
+      for (const n of ['+4930300000', '+4930100000', '+4930200000']) {
+        assert.equal((await t.call('POST', url, { body: { number: n, sipCredentialId: credentialId } })).statusCode, 201);
+      }
+      const page = (await t.call('GET', `${url}?sort=number,desc&size=2`)).json();
+      assert.deepEqual([page.totalElements, page.data.map((n: { number: string }) => n.number)], [3, ['+4930300000', '+4930200000']]);
+      assert.equal((await t.call('GET', `${url}?sort=sipCredentialId,asc`)).statusCode, 400);
+      const org = await t.call('DELETE', a.orgPath);
+      assert.equal(org.statusCode, 409);
+      for (const n of (await t.call('GET', url)).json().data) assert.equal((await t.call('DELETE', `${url}/${n.id}`)).statusCode, 200);
+      assert.equal((await t.call('DELETE', `${a.orgPath}/sip/credentials/${credentialId}`)).statusCode, 200, 'unused credentials go');
+      credentialId = (await t.call('POST', `${a.orgPath}/sip/credentials`, { body: trunk })).json().data.id;
+    });
+  });
+}

@@ -26,9 +26,9 @@ import { taskRoutes } from './modules/tasks/tasks.routes.ts';
 import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
 import { deleteGuards } from './modules/assistants/assistants.service.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { noDialer, type Dialer } from './jobs/dialer.ts';
-import { DEFAULT_RETRY } from './jobs/retry.ts';
-import { Scheduler } from './jobs/scheduler.ts';
+import type { Dialer } from './jobs/dialer.ts';
+import type { Scheduler } from './jobs/scheduler.ts';
+import { createScheduler } from './jobs/worker.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,10 +90,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   deleteGuards.add(unfinishedTasksGuard);
   const clock = options.clock ?? systemClock;
-  const scheduler = new Scheduler({
-    db, clock, dialer: options.dialer ?? noDialer, log: app.log,
-    retry: { ...DEFAULT_RETRY, baseMs: config.retryBaseMs }, leaseMs: config.leaseMs,
-  });
+  const scheduler = createScheduler(config, db, app.log, { clock, ...(options.dialer ? { dialer: options.dialer } : {}) });
   app.decorate('scheduler', scheduler);
   await app.register(taskRoutes, { clock, defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => scheduler.abort(id) });
   if (options.runScheduler) app.addHook('onReady', async () => scheduler.start());

@@ -3,12 +3,14 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
+import { runWorker } from './jobs/worker.ts';
 import { createToken } from './modules/tokens/tokens.service.ts';
 import { ROLE_NAMES, type Role } from './modules/tokens/permissions.ts';
 
 const USAGE = `usage: parley <command>
 
-  serve                 run the API (and, once they exist, the scheduler and call runtime)
+  serve                 run the API, the task scheduler and the call runtime (PARLEY_SCHEDULER=off: API only)
+  worker                run only the task scheduler, to scale calls out beside API processes
   migrate               apply pending database migrations and exit
   token create --vendor <id> [--organization <id>] [--role viewer|editor|admin] [--name <name>] [--expires-at <iso>]
                         mint an API token straight in the database (printed once)
@@ -19,6 +21,10 @@ async function run(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   if (command === 'serve') {
     await startServer(loadConfig());
+    return -1; // keep running
+  }
+  if (command === 'worker') {
+    await runWorker(loadConfig());
     return -1; // keep running
   }
   if (command === 'migrate') {

@@ -100,18 +100,9 @@ export class Scheduler {
     if (free <= 0) return result;
     const now = this.opts.clock.now();
     const full = await this.fullCredentials();
-    const { kysely } = this.opts.db;
-    let query = kysely
-      .selectFrom('agent_tasks')
-      .selectAll()
-      .where('status', '=', 'SCHEDULED')
-      .where('next_attempt_at', '<=', now.toISOString())
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('agent_task_pauses as p').select('p.agent_id').whereRef('p.agent_id', '=', 'agent_tasks.agent_id'))))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
-      .limit(Math.min(free * 2, 200));
-    if (full.agents.length) query = query.where('agent_id', 'not in', full.agents);
-    for (const task of await query.execute()) {
+    const paused = await this.opts.db.kysely.selectFrom('agent_task_pauses').select('agent_id').execute();
+    const skip = [...full.agents, ...paused.map((p) => p.agent_id)];
+    for (const task of await this.dueTasks(now, Math.min(free * 2, 200), skip)) {
       if (this.running.size >= this.maxRunning) break;
       if (!isOpen(windowOf(task), now)) {
         await this.defer(task, nextOpening(windowOf(task), now));
@@ -121,6 +112,25 @@ export class Scheduler {
       if (await this.claim(task)) result.started++;
     }
     return result;
+  }
+
+  /**
+   * The next due tasks, oldest first, skipping the given agents (paused, or whose credential
+   * is full). Served by the partial index on (next_attempt_at, id) WHERE status = 'SCHEDULED';
+   * the exclusions are a short list of constants rather than a join, so the planner keeps
+   * walking that index instead of sorting every due row.
+   */
+  dueTasks(now: Date, limit: number, excludeAgents: string[] = []): Promise<Task[]> {
+    let query = this.opts.db.kysely
+      .selectFrom('agent_tasks')
+      .selectAll()
+      .where('status', '=', 'SCHEDULED')
+      .where('next_attempt_at', '<=', now.toISOString())
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit);
+    if (excludeAgents.length) query = query.where('agent_id', 'not in', excludeAgents);
+    return query.execute();
   }
 
   /** Credentials at their limit, and the agents that call through them: not worth a claim attempt. */

@@ -77,7 +77,7 @@ for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
     before(async () => {
       t = await buildTestApp(dialect);
       recorder = startRecorder();
-      await new Promise<void>((resolve) => (recorder.server as Server).listen(0, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) => (recorder.server).listen(0, '127.0.0.1', resolve));
     });
     after(async () => {
       for (const w of workers) w.kill('SIGKILL');

@@ -19,6 +19,7 @@ import { organizationRoutes } from './modules/organizations/organizations.routes
 import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { openApiOptions } from './http/openapi.ts';
+import { idempotencyPlugin } from './http/idempotency.ts';
 import { servicesPlugin } from './http/services.ts';
 import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
@@ -79,6 +80,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(servicesPlugin, { config });
   await app.register(metricsPlugin);
   await app.register(authPlugin, { db, adminTokenHash });
+  await app.register(idempotencyPlugin, { db, box: app.secrets });
 
   await app.register(systemRoutes);
   await app.register(vendorRoutes);

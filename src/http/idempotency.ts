@@ -1,61 +1,86 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import { AppError, badRequest, conflict } from './errors.ts';
-import { sendCreated } from './envelope.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** POST creates that honour Idempotency-Key; 'sealed' keeps the stored response encrypted (it holds a secret). */
+    idempotent?: true | 'sealed';
+  }
+  interface FastifyRequest {
+    idempotency: { scope: string; key: string } | null;
+  }
+}
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 const TTL_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Runs a POST create at most once per `Idempotency-Key` (per scope, for 24 hours): a repeat
- * with the same body gets the first response again, byte for byte; the same key with another
- * body is a 422; a repeat while the first still runs is a 409. A create that fails keeps no
- * key, so the client can correct the request and retry with the same key.
- */
-export async function idempotentCreate(
-  db: Db,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  scope: string,
-  create: () => Promise<{ location: string; data: unknown }>,
-) {
-  const header = request.headers['idempotency-key'];
-  if (header === undefined) {
-    const { location, data } = await create();
-    return sendCreated(request, reply, location, data);
-  }
-  if (typeof header !== 'string' || !KEY.test(header)) {
-    throw badRequest('Invalid Idempotency-Key', [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' }]);
-  }
-  const hash = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
-  const { kysely } = db;
-  const now = new Date();
-  // A key older than the TTL is forgotten: cleared here rather than by a sweeper.
-  await kysely.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', header)
-    .where('created_at', '<', new Date(now.getTime() - TTL_MS).toISOString()).execute();
-  const inserted = await kysely
-    .insertInto('idempotency_keys')
-    .values({ scope, key: header, request_hash: hash, status_code: null, response_body: null, location: null, created_at: now.toISOString() })
-    .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) {
-    const first = await kysely.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('key', '=', header).executeTakeFirst();
-    if (!first) throw conflict('The first request with this Idempotency-Key is still running');
-    if (first.request_hash !== hash) throw new AppError(422, 'This Idempotency-Key was used with a different request');
-    if (first.status_code === null || first.response_body === null) throw conflict('The first request with this Idempotency-Key is still running');
-    reply.code(first.status_code).header('idempotent-replayed', 'true').type('application/json; charset=utf-8');
-    if (first.location) reply.header('location', first.location);
-    return reply.send(first.response_body);
-  }
-  try {
-    const { location, data } = await create();
-    const body = JSON.stringify({ success: true, message: 'Created', data, timestamp: new Date().toISOString(), traceId: request.id });
-    await kysely.updateTable('idempotency_keys').set({ status_code: 201, response_body: body, location })
-      .where('scope', '=', scope).where('key', '=', header).execute();
-    return reply.code(201).header('location', location).type('application/json; charset=utf-8').send(body);
-  } catch (error) {
-    await kysely.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', header).execute();
-    throw error;
-  }
+function scopeOf(request: FastifyRequest): string {
+  const params = request.params as Record<string, string | undefined>;
+  return params.organizationId ?? params.vendorId ?? 'platform';
 }
+
+/**
+ * `Idempotency-Key` for every POST create that opts in through its route config: a repeat
+ * with the same body gets the first 201 again, byte for byte; the same key with another body
+ * is a 422; a repeat while the first still runs is a 409. Keys are kept 24 hours per
+ * organization (or vendor). A create that fails keeps no key, so the corrected request can
+ * be sent again with the same key.
+ */
+export const idempotencyPlugin = fp(
+  async (app: FastifyInstance, opts: { db: Db; box: SecretBox }) => {
+    const { kysely } = opts.db;
+    app.decorateRequest('idempotency', null);
+
+    app.addHook('preHandler', async (request, reply) => {
+      const mode = request.routeOptions.config.idempotent;
+      const key = request.headers['idempotency-key'];
+      if (!mode || key === undefined) return;
+      if (typeof key !== 'string' || !KEY.test(key)) {
+        throw badRequest('Invalid Idempotency-Key', [{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' }]);
+      }
+      const scope = scopeOf(request);
+      const hash = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+      const now = Date.now();
+      await kysely.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key)
+        .where('created_at', '<', new Date(now - TTL_MS).toISOString()).execute();
+      const inserted = await kysely
+        .insertInto('idempotency_keys')
+        .values({ scope, key, request_hash: hash, status_code: null, response_body: null, location: null, created_at: new Date(now).toISOString() })
+        .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
+        request.idempotency = { scope, key };
+        return;
+      }
+      const first = await kysely.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('key', '=', key).executeTakeFirst();
+      if (first && first.request_hash !== hash) throw new AppError(422, 'This Idempotency-Key was used with a different request');
+      if (!first || first.status_code === null || first.response_body === null) {
+        throw conflict('The first request with this Idempotency-Key is still running');
+      }
+      const body = mode === 'sealed' ? opts.box.open(first.response_body) : first.response_body;
+      reply.code(first.status_code).header('idempotent-replayed', 'true').type('application/json; charset=utf-8');
+      if (first.location) reply.header('location', first.location);
+      return reply.send(body);
+    });
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      const claim = request.idempotency;
+      if (!claim) return payload;
+      request.idempotency = null;
+      const where = kysely.updateTable('idempotency_keys').where('scope', '=', claim.scope).where('key', '=', claim.key);
+      if (reply.statusCode === 201 && typeof payload === 'string') {
+        const body = request.routeOptions.config.idempotent === 'sealed' ? opts.box.seal(payload) : payload;
+        const location = reply.getHeader('location');
+        await where.set({ status_code: 201, response_body: body, location: typeof location === 'string' ? location : null }).execute();
+      } else {
+        await kysely.deleteFrom('idempotency_keys').where('scope', '=', claim.scope).where('key', '=', claim.key).execute();
+      }
+      return payload;
+    });
+  },
+  { name: 'parley-idempotency' },
+);

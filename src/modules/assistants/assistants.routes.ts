@@ -36,7 +36,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const ids = (params: Record<string, string | undefined>) => ({ organizationId: params.organizationId ?? '', id: params[idParam] ?? '' });
 
   app.post(BASE, {
-    config: write,
+    config: { ...write, idempotent: true },
     schema: {
       tags, summary: `Create ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
       description: 'Answers the full resource with the ids assigned to each extension and call event hook.',

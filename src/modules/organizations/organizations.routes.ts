@@ -19,7 +19,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { kysely } = app.db;
 
   app.post('/api/v1/vendors/:vendorId/organizations', {
-    config: { auth: { scope: 'vendor', permission: 'organizations:write' } },
+    config: { auth: { scope: 'vendor', permission: 'organizations:write' }, idempotent: true },
     schema: {
       tags, summary: 'Create an organization', params: VendorParams, body: OrganizationWrite,
       response: responses(201, Envelope(Organization)),

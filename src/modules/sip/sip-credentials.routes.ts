@@ -41,7 +41,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post(BASE, {
-    config: write,
+    config: { ...write, idempotent: true },
     schema: { tags, summary: 'Store SIP credentials', params: OrgParams, body: SipCredentialCreate, response: responses(201, Envelope(SipCredential)) },
   }, async (request, reply) => {
     const { organizationId } = request.params;

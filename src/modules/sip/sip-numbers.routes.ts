@@ -51,7 +51,7 @@ export const sipNumberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post(BASE, {
-    config: write,
+    config: { ...write, idempotent: true },
     schema: { tags, summary: 'Create a SIP number', params: OrgParams, body: SipNumberWrite, response: responses(201, Envelope(SipNumber), [409]) },
   }, async (request, reply) => {
     const { organizationId } = request.params;

@@ -18,7 +18,7 @@ export const strategyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { kysely } = app.db;
 
   app.post(BASE, {
-    config: write,
+    config: { ...write, idempotent: true },
     schema: { tags, summary: 'Create an LLM generation strategy', params: OrgParams, body: StrategyWrite, response: responses(201, Envelope(Strategy)) },
   }, async (request, reply) => {
     const { organizationId } = request.params;

@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Clock } from '../../clock.ts';
 import { readCounter } from '../../db/counters.ts';
-import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses } from '../../http/envelope.ts';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
-import { idempotentCreate } from '../../http/idempotency.ts';
 import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { ORG_PATH, orgPath } from '../../http/schemas.ts';
 import { findTask, taskCounter, toTask } from './tasks.repository.ts';
@@ -21,6 +20,7 @@ const tags = ['Agent tasks'];
 const BASE = `${ORG_PATH}/agents/:agentId/tasks`;
 const read = { auth: { scope: 'organization', permission: 'tasks:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'tasks:write' } } as const;
+const create = { ...write, idempotent: true } as const;
 const SORT = { createdAt: 'created_at', updatedAt: 'updated_at', nextAttemptAt: 'next_attempt_at', targetNumber: 'target_number' };
 const ListQuery = listQuery(SORT, { status: Type.Optional(Type.String({ enum: [...TASK_STATUSES] })) }, 'createdAt,asc');
 const Paused = Envelope(Type.Object({ paused: Type.Boolean() }));
@@ -31,31 +31,27 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
   const location = (p: { vendorId: string; organizationId: string; agentId: string }, id: string) => `${orgPath(p)}/agents/${p.agentId}/tasks/${id}`;
 
   app.post(BASE, {
-    config: write,
+    config: create,
     schema: {
       tags, summary: 'Create an agent task', description: 'execute true → SCHEDULED, false or absent → PENDING. Accepts Idempotency-Key.',
       params: AgentParams, body: AgentTaskCreate, response: responses(201, Envelope(AgentTask), [409, 422]),
     },
-  }, async (request, reply) =>
-    idempotentCreate(app.db, request, reply, `tasks:${request.params.organizationId}`, async () => {
-      const [row] = await createTasks(deps, request.params.organizationId, request.params.agentId, [request.body], false);
-      return { location: location(request.params, row?.id ?? ''), data: toTask(row as never) };
-    }),
-  );
+  }, async (request, reply) => {
+    const [row] = await createTasks(deps, request.params.organizationId, request.params.agentId, [request.body], false);
+    return sendCreated(request, reply, location(request.params, row?.id ?? ''), toTask(row as never));
+  });
 
   app.post(`${BASE}/batch`, {
-    config: write,
+    config: create,
     schema: {
       tags, summary: 'Create up to 1,000 agent tasks at once, all or nothing',
       description: 'One invalid task rejects the batch; each error names its item (tasks[12].targetNumber). Accepts Idempotency-Key.',
       params: AgentParams, body: AgentTaskBatch, response: responses(201, Envelope(Type.Array(AgentTask)), [409, 422]),
     },
-  }, async (request, reply) =>
-    idempotentCreate(app.db, request, reply, `tasks:${request.params.organizationId}`, async () => {
-      const rows = await createTasks(deps, request.params.organizationId, request.params.agentId, request.body.tasks, true);
-      return { location: `${orgPath(request.params)}/agents/${request.params.agentId}/tasks`, data: rows.map((r) => toTask(r as never)) };
-    }),
-  );
+  }, async (request, reply) => {
+    const rows = await createTasks(deps, request.params.organizationId, request.params.agentId, request.body.tasks, true);
+    return sendCreated(request, reply, `${orgPath(request.params)}/agents/${request.params.agentId}/tasks`, rows.map((r) => toTask(r as never)));
+  });
 
   app.get(BASE, {
     config: read,

@@ -23,7 +23,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     principal?.kind === 'token' ? principal.organizationId : null;
 
   app.post(BASE, {
-    config: write,
+    config: { ...write, idempotent: 'sealed' },
     schema: {
       tags, summary: 'Create an API token (its value is shown once, in this response)', params: VendorParams,
       body: ApiTokenCreate, response: responses(201, Envelope(CreatedApiToken)),

@@ -17,7 +17,7 @@ export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { kysely } = app.db;
 
   app.post('/api/v1/vendors', {
-    config: admin,
+    config: { ...admin, idempotent: true },
     schema: { tags, summary: 'Create a vendor', body: VendorWrite, response: responses(201, Envelope(Vendor)) },
   }, async (request, reply) => {
     const at = now();

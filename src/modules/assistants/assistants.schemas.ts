@@ -98,7 +98,18 @@ export const AssistantCreate = Type.Object(
     extensions: Type.Optional(extensions),
     callEventHooks: Type.Optional(hooks),
   },
-  { additionalProperties: false, title: 'AssistantCreate' },
+  {
+    additionalProperties: false,
+    title: 'AssistantCreate',
+    examples: [{
+      name: 'Front desk',
+      systemPrompt: 'You are the front desk of {{company}}. Be brief and friendly.',
+      systemPromptGreeting: 'Hello {{firstName}}, thanks for calling {{company}}!',
+      llmAudioContentGenerationStrategyId: '0b6f1c1e-7a55-4f0e-9a34-2f1e4c3b9d10',
+      extensions: [{ type: 'tool_webhook', parameters: { name: 'lookup_order', serverUrl: 'https://tools.example.com/orders', schema: '{"name":"lookup_order","description":"Find an order","parameters":{"type":"object","properties":{"orderNumber":{"type":"string"}},"required":["orderNumber"]}}', headers: { Authorization: 'Bearer your-webhook-token' } } }],
+      callEventHooks: [{ type: 'transcript_ready', parameters: { url: 'https://hooks.example.com/parley', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } }],
+    }],
+  },
 );
 export type AssistantCreate = Static<typeof AssistantCreate>;
 

@@ -53,7 +53,9 @@ export async function validateSipTarget(target: SipTarget, deps: { allow: AllowL
     return await registerCheck(
       {
         hostname: target.hostname,
-        port: portOf(target),
+        // No port: RFC 3263 (SRV `_sip._udp.` / `_sip._tcp.` / `_sips._tcp.`, then A/AAAA on the
+        // transport's default port). A port in the body wins over SRV.
+        port: target.port ?? null,
         transport: target.transport ?? 'udp',
         username: target.username,
         password: target.password,

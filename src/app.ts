@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -50,6 +50,8 @@ export interface AppOptions {
   dialer?: Dialer;
   /** Start the scheduler's polling loop with the app (tests drive `app.scheduler.tick()` instead). */
   runScheduler?: boolean;
+  /** Sees every route as it is added (the tenant-isolation test builds its matrix from them). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -64,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -22,15 +22,17 @@ export async function buildTestApp(
   dialect: Dialect,
   env: Record<string, string> = {},
   logger: unknown = false,
-  extra: Pick<AppOptions, 'clock' | 'dialer'> = {},
+  extra: Pick<AppOptions, 'clock' | 'dialer' | 'onRoute'> & { reuse?: Pick<TestApp, 'database' | 'config'> } = {},
 ): Promise<TestApp> {
-  const database = await createTestDatabase(dialect);
-  const config = loadConfig(
+  // `reuse`: the database and config (secret key included) of an app closed before, without dropping: a restart.
+  const { reuse, ...options } = extra;
+  const database = reuse?.database ?? (await createTestDatabase(dialect));
+  const config = reuse?.config ?? loadConfig(
     { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', ...env },
     { database: database.config, secretKey: randomBytes(32) },
   );
   const db = openDatabase(config.database, { poolSize: 5 });
-  const app = await buildApp({ config, db, logger: logger as never, ...extra });
+  const app = await buildApp({ config, db, logger: logger as never, ...options });
   await app.ready();
   return {
     app,

@@ -8,7 +8,8 @@ import { migrate } from './db/migrate.ts';
 import { dbPlugin } from './db/plugin.ts';
 import { authPlugin } from './http/auth.ts';
 import { ErrorEnvelope } from './http/envelope.ts';
-import { registerErrorHandling } from './http/errors.ts';
+import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
+import { registerJsonBody } from './http/json-body.ts';
 import { loggerOptions } from './http/logging.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { systemRoutes } from './http/system.routes.ts';
@@ -20,6 +21,7 @@ import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
+import { rateLimitPlugin } from './http/rate-limit.ts';
 import { servicesPlugin } from './http/services.ts';
 import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
@@ -38,6 +40,8 @@ declare module 'fastify' {
 }
 import { sipCredentialRoutes } from './modules/sip/sip-credentials.routes.ts';
 import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
+import { callsPlugin } from './modules/calls/calls.plugin.ts';
+import { eventsPlugin } from './modules/events/events.plugin.ts';
 
 export interface AppOptions {
   config: Config;
@@ -65,6 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: traceIdOf,
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
@@ -73,6 +78,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // JSON only: a text/plain body is a 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   registerValidation(app);
   registerErrorHandling(app);
   app.addSchema(ErrorEnvelope);
@@ -83,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(servicesPlugin, { config });
   await app.register(metricsPlugin);
   await app.register(authPlugin, { db, adminTokenHash });
+  await app.register(rateLimitPlugin, { db, clock: options.clock ?? systemClock, limit: config.rateLimitPerMinute, windowMs: 60_000 });
   await app.register(idempotencyPlugin, { db, box: app.secrets });
 
   await app.register(systemRoutes);
@@ -102,5 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('preClose', async () => scheduler.stop());
   await app.register(sipCredentialRoutes);
   await app.register(sipNumberRoutes);
+  await app.register(callsPlugin, { clock });
+  await app.register(eventsPlugin, { clock, run: options.runScheduler === true });
   return app;
 }

@@ -23,6 +23,18 @@ export interface Config {
   readonly taskMaxAttempts: number;
   readonly retryBaseMs: number;
   readonly leaseMs: number;
+  /** Requests per token per minute (PARLEY_RATE_LIMIT_PER_MINUTE; 0 turns it off). */
+  readonly rateLimitPerMinute: number;
+  /** The OpenAI-compatible endpoint used during calls; null means the public OpenAI API. */
+  readonly openaiBaseUrl: string | null;
+  /** Sent as a bearer token to the LLM endpoint; null sends none (local servers need none). */
+  readonly openaiApiKey: string | null;
+  /** The model when a strategy names none. */
+  readonly llmDefaultModel: string;
+  /** A call with no client frame for this long ends (reason idle_timeout). */
+  readonly callIdleMs: number;
+  /** A call ends after this long whatever happens (reason max_duration). */
+  readonly callMaxMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -104,6 +116,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     taskMaxAttempts: parsePositive('PARLEY_TASK_MAX_ATTEMPTS', env.PARLEY_TASK_MAX_ATTEMPTS, 3),
     retryBaseMs: parsePositive('PARLEY_RETRY_BASE_SECONDS', env.PARLEY_RETRY_BASE_SECONDS, 60) * 1000,
     leaseMs: parsePositive('PARLEY_LEASE_SECONDS', env.PARLEY_LEASE_SECONDS, 60) * 1000,
+    rateLimitPerMinute: env.PARLEY_RATE_LIMIT_PER_MINUTE === '0' ? 0 : parsePositive('PARLEY_RATE_LIMIT_PER_MINUTE', env.PARLEY_RATE_LIMIT_PER_MINUTE, 6000),
+    openaiBaseUrl: env.OPENAI_BASE_URL || null,
+    openaiApiKey: env.OPENAI_API_KEY || null,
+    llmDefaultModel: env.PARLEY_LLM_DEFAULT_MODEL || 'gpt-4o-mini',
+    callIdleMs: parsePositive('PARLEY_CALL_IDLE_SECONDS', env.PARLEY_CALL_IDLE_SECONDS, 600) * 1000,
+    callMaxMs: parsePositive('PARLEY_CALL_MAX_SECONDS', env.PARLEY_CALL_MAX_SECONDS, 3600) * 1000,
     ...overrides,
   };
   return Object.freeze(config);

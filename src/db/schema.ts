@@ -1,4 +1,6 @@
 import type { ColumnType } from 'kysely';
+import type { CallTable, ConclusionTable } from '../modules/calls/calls.table.ts';
+import type { WebhookDeliveryAttemptTable, WebhookDeliveryTable } from '../modules/events/events.table.ts';
 
 /** Timestamps travel as ISO 8601 strings on both dialects (see db/dialects.ts). */
 export type Timestamp = string;
@@ -138,7 +140,14 @@ export interface SipNumberTable {
   updated_at: Timestamp;
 }
 
+export interface RateLimitWindowTable {
+  key: string;
+  window_start: ColumnType<number, number, number>;
+  used: number;
+}
+
 export interface Database {
+  rate_limit_windows: RateLimitWindowTable;
   agent_tasks: AgentTaskTable;
   agent_task_pauses: AgentTaskPauseTable;
   llm_strategies: StrategyTable;
@@ -151,4 +160,8 @@ export interface Database {
   settings: SettingTable;
   counters: CounterTable;
   idempotency_keys: IdempotencyKeyTable;
+  calls: CallTable;
+  conclusions: ConclusionTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptTable;
 }

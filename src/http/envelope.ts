@@ -52,7 +52,10 @@ export function responses<T extends TSchema>(
   errors: ErrorStatus[] = [],
 ): Record<number, TSchema> {
   const out: Record<number, TSchema> = { [okStatus]: ok };
-  for (const status of [400, 401, 403, 404, 429, 500, ...errors] as ErrorStatus[]) out[status] = ErrorRef;
+  // Any route may meet these; creates also take Idempotency-Key (409 while running, 422 on reuse).
+  const always: ErrorStatus[] = [400, 401, 403, 404, 413, 415, 429, 500];
+  const creates: ErrorStatus[] = okStatus === 201 ? [409, 422] : [];
+  for (const status of [...always, ...creates, ...errors]) out[status] = ErrorRef;
   return out;
 }
 

@@ -130,6 +130,16 @@ function fromDatabaseError(error: { code?: unknown }): AppError | null {
   }
 }
 
+/**
+ * Errors the router raises before any hook runs (a malformed URL, a path parameter longer
+ * than any id): answered in the envelope like everything else, instead of Fastify's own body.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The request URL is malformed';
+  void sendError(request, reply, badRequest(message, [{ path: '(url)', message }]));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : (fromFastifyError(error) ?? fromDatabaseError(error));

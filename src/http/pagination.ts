@@ -2,6 +2,9 @@ import { Type, type TProperties } from 'typebox';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { badRequest } from './errors.ts';
 
+/** Beyond this an offset means nothing useful and only costs a scan (and 1e308 overflows the database). */
+export const MAX_PAGE = 1_000_000;
+
 export interface PageQuery {
   page: number;
   size: number;
@@ -25,7 +28,7 @@ export function listQuery(sortable: SortColumns, filters: TProperties = {}, defa
   const names = Object.keys(sortable).join('|');
   return Type.Object(
     {
-      page: Type.Integer({ minimum: 0, default: 0, description: '0-indexed page number' }),
+      page: Type.Integer({ minimum: 0, maximum: MAX_PAGE, default: 0, description: '0-indexed page number' }),
       size: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page' }),
       sort: Type.Array(
         Type.String({ pattern: `^(${names})(,(asc|desc|ASC|DESC))?$` }),

@@ -83,6 +83,8 @@ for (const dialect of DIALECTS) {
 
     it('400 for a malformed id in the path', async () => {
       assertError(await t.call('GET', `/api/v1/vendors/not-a-uuid`), 400, 'VALIDATION_FAILED');
+      // Longer than any id: the router's own error, still in the envelope (found by the fuzzer).
+      assertError(await t.call('GET', `/api/v1/vendors/${'0'.repeat(300)}/organizations`), 400, 'VALIDATION_FAILED');
     });
 
     it('401, 403 and 404 (unknown route) are envelopes too', async () => {
@@ -133,6 +135,22 @@ for (const dialect of DIALECTS) {
       const body = assertError(res, 500, 'INTERNAL');
       assert.equal(body.message, 'Internal server error');
       assert.doesNotMatch(res.body, /SELECT|password|secret|at .*\.ts/);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`text the databases cannot store (${dialect})`, () => {
+    it('a NUL character anywhere in a body is a 400 on both dialects, never a 500', async () => {
+      const t = await buildTestApp(dialect);
+      try {
+        const res = await t.call('POST', '/api/v1/vendors', { body: { name: 'a\u0000b' } });
+        assert.equal(res.statusCode, 400);
+        assert.equal(res.json().error.code, 'VALIDATION_FAILED');
+        assert.equal((await t.call('GET', '/api/v1/vendors')).json().totalElements, 0);
+      } finally {
+        await t.close();
+      }
     });
   });
 }

@@ -222,3 +222,30 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`task_status_changed events (${dialect})`, () => {
+    it('every status change of a task is written to the outbox for the agent\'s hooks', async () => {
+      const clock = new ManualClock('2026-11-18T10:00:00Z');
+      const dialer = new TestDialer(() => ({ status: 'completed', conclusionId: 'c-1' }));
+      const t = await buildTestApp(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' }, false, { clock, dialer });
+      try {
+        const a = await createTenant(t);
+        const hook = { type: 'task_status_changed', parameters: { url: 'http://127.0.0.1:9/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } };
+        const agent = (await t.call('POST', `${a.orgPath}/agents`, { body: { name: 'Hooked', callEventHooks: [hook] } })).json().data.id;
+        const url = `${a.orgPath}/agents/${agent}/tasks`;
+        const task = (await t.call('POST', url, { body: { targetNumber: '+4930123456' } })).json().data.id;
+        await t.call('POST', `${url}/${task}/execute`);
+        await t.app.scheduler.tick();
+        await t.app.scheduler.idle();
+        const rows = await t.db.kysely.selectFrom('webhook_deliveries' as never).selectAll().execute() as { payload: unknown }[];
+        const payloads = rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>);
+        assert.deepEqual(payloads.map((p) => `${String(p.previousStatus)}>${String(p.status)}`).sort(), ['IN_PROGRESS>COMPLETED', 'PENDING>SCHEDULED', 'SCHEDULED>IN_PROGRESS']);
+        assert.ok(payloads.every((p) => p.taskId === task && p.agentId === agent));
+        assert.equal(payloads.find((p) => p.status === 'COMPLETED')?.conclusionId, 'c-1');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}

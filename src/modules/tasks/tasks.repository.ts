@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { bumpCounter } from '../../db/counters.ts';
+import { enqueueEvent } from '../events/outbox.ts';
 import type { AgentTaskTable, Database } from '../../db/schema.ts';
 import { readBool, readJson } from '../../db/values.ts';
 import type { AgentTask, TaskStatus } from './tasks.schemas.ts';
@@ -53,7 +54,7 @@ export interface Transition {
  */
 export async function moveTask(
   trx: Transaction<Database>,
-  task: { id: string; agent_id: string },
+  task: { id: string; agent_id: string; organization_id: string },
   from: TaskStatus,
   to: Transition,
   at: string,
@@ -68,6 +69,21 @@ export async function moveTask(
   const result = await query.executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
   if (from !== to.status) {
+    // The event goes out through the outbox with the state change, or not at all.
+    await enqueueEvent(trx, {
+      organizationId: task.organization_id,
+      sourceKind: 'agent',
+      sourceId: task.agent_id,
+      type: 'task_status_changed',
+      payload: {
+        taskId: task.id,
+        agentId: task.agent_id,
+        previousStatus: from,
+        status: to.status,
+        ...(to.set?.last_error !== undefined ? { lastError: to.set.last_error } : {}),
+        ...(to.set?.conclusion_id !== undefined ? { conclusionId: to.set.conclusion_id } : {}),
+      },
+    }, new Date(at));
     // Counter rows are locked in one global order (by status name), so that two transitions
     // running at once in opposite directions cannot deadlock on them.
     const changes: [TaskStatus, number][] = [[from, -1], [to.status, 1]];

@@ -1,0 +1,23 @@
+import type { ServerFrame } from '../frames.ts';
+
+/**
+ * How a call was connected: the `transport` object of every tool webhook request
+ * (interface.md). SIP adds the numbers; a caller who withheld theirs is `anonymous`.
+ */
+export type TransportInfo =
+  | { type: 'websocket' }
+  | { type: 'sip'; calledNumber: string; callingNumber: string };
+
+/** The SIP transport object; a withheld or missing caller number becomes the literal `anonymous`. */
+export function sipTransportInfo(calledNumber: string, callingNumber: string | null | undefined): TransportInfo {
+  const calling = callingNumber?.trim();
+  return { type: 'sip', calledNumber, callingNumber: calling && calling.toLowerCase() !== 'anonymous' ? calling : 'anonymous' };
+}
+
+/** What a call session needs from the connection that carries it (a WebSocket now, SIP later). */
+export interface CallTransport {
+  readonly info: TransportInfo;
+  send(frame: ServerFrame): void;
+  /** Closes the connection after the last frame; safe to call twice. */
+  close(): void;
+}

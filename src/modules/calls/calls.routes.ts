@@ -1,0 +1,101 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { websocketTransportInfo } from '../../calls/transports/websocket.ts';
+import type { Clock } from '../../clock.ts';
+import { readCounter } from '../../db/counters.ts';
+import { Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
+import { ORG_PATH, OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
+import type { Kind } from '../assistants/assistants.repository.ts';
+import { callCounter, callsWithConclusion, toCall } from './calls.repository.ts';
+import { CALL_STATUSES, Call, CallParams, CallStart, CallStarted, type CallStatus } from './calls.schemas.ts';
+import { createCall, expireCall, TOKEN_TTL_MS } from './calls.service.ts';
+
+const tags = ['Calls'];
+const SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
+const ListQuery = listQuery(SORT, {
+  assistantId: Type.Optional(Uuid), agentId: Type.Optional(Uuid), status: Type.Optional(Type.String({ enum: [...CALL_STATUSES] })),
+}, 'createdAt,desc');
+
+/** ws(s)://host of the public URL when configured, else of the request as it arrived. */
+function websocketBase(publicUrl: string | null, request: FastifyRequest): string {
+  if (publicUrl) return publicUrl.replace(/^http/i, 'ws').replace(/\/+$/, '');
+  return `${request.protocol === 'https' ? 'wss' : 'ws'}://${request.host}`;
+}
+
+export interface CallStartOptions {
+  kind: Kind;
+  clock: Clock;
+}
+
+/**
+ * Starting a call on an assistant or an agent: one plugin, registered once per kind. The
+ * answer carries the only copy of the token, so Idempotency-Key is not offered here (a replay
+ * would have to store the token); a retried start makes another call that expires unused.
+ */
+export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = async (app, { kind, clock }) => {
+  const plural = kind === 'agent' ? 'agents' : 'assistants';
+  const idParam = `${kind}Id`;
+  const Params = Type.Object({ vendorId: Uuid, organizationId: Uuid, [idParam]: Uuid });
+  const deps = { db: app.db.kysely, clock };
+  const timers = new Set<NodeJS.Timeout>();
+  app.addHook('onClose', async () => timers.forEach((t) => clearTimeout(t)));
+
+  app.post(`${ORG_PATH}/${plural}/:${idParam}/calls`, {
+    config: { auth: { scope: 'organization', permission: 'calls:write' } },
+    schema: {
+      tags, summary: `Start a WebSocket call with ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
+      description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames.',
+      params: Params, body: CallStart, response: responses(201, Envelope(CallStarted)),
+    },
+  }, async (request, reply) => {
+    const params = request.params as Record<string, string>;
+    const organizationId = params.organizationId ?? '';
+    const call = await createCall(deps, {
+      kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {},
+      traceId: request.id, transport: websocketTransportInfo(),
+    });
+    // Nobody connected in time: the call ends as not_connected (a refused late connect does the same).
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      expireCall(deps, call.id).catch((err: unknown) => app.log.error({ err, callId: call.id }, 'could not expire an unused call'));
+    }, TOKEN_TTL_MS + 1_000).unref();
+    timers.add(timer);
+    const websocketUrl = `${websocketBase(app.config.publicUrl, request)}/api/v1/calls/${call.id}/ws?token=${call.token}`;
+    const location = `${orgPath({ vendorId: params.vendorId ?? '', organizationId })}/calls/${call.id}`;
+    return sendCreated(request, reply, location, { id: call.id, websocketUrl, expiresAt: call.expiresAt });
+  });
+};
+
+/** Call records: list (filter by assistant, agent, status) and get. */
+export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { kysely } = app.db;
+  const read = { auth: { scope: 'organization', permission: 'calls:read' } } as const;
+
+  app.get(`${ORG_PATH}/calls`, {
+    config: read,
+    schema: { tags, summary: 'List calls (filter by assistantId, agentId, status)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
+  }, async (request) => {
+    const { organizationId } = request.params;
+    const { assistantId, agentId, status, ...page } = request.query as typeof request.query & { assistantId?: string; agentId?: string; status?: CallStatus };
+    if (assistantId && agentId) throw badRequest('Filter by assistantId or by agentId, not both', [{ path: 'agentId', message: 'cannot be combined with assistantId' }]);
+    let query = callsWithConclusion(kysely, organizationId);
+    const source = assistantId ? { kind: 'assistant' as const, sourceId: assistantId } : agentId ? { kind: 'agent' as const, sourceId: agentId } : null;
+    if (source) query = query.where('calls.kind', '=', source.kind).where('calls.assistant_id', '=', source.sourceId);
+    if (status) query = query.where('calls.status', '=', status);
+    const counter = callCounter(organizationId, source, status);
+    const result = await fetchPage(query, page, SORT, () => readCounter(kysely, counter), 'calls');
+    return pageBody(request.id, { ...result, items: result.items.map(toCall) });
+  });
+
+  app.get(`${ORG_PATH}/calls/:callId`, {
+    config: read,
+    schema: { tags, summary: 'Get a call: status, transcript, tool invocations and conclusion', params: CallParams, response: responses(200, Envelope(Call)) },
+  }, async (request) => {
+    const row = await callsWithConclusion(kysely, request.params.organizationId).where('calls.id', '=', request.params.callId).executeTakeFirst();
+    if (!row) throw notFound('Call');
+    return envelope(request, toCall(row));
+  });
+};

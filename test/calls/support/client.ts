@@ -1,0 +1,65 @@
+/** A WebSocket call client that keeps every frame and waits for the ones a test expects. */
+import { WebSocket } from 'ws';
+
+export interface CallClient {
+  frames: any[];
+  send(frame: unknown): void;
+  sendRaw(text: string): void;
+  /** The next frame (from where the last wait stopped) that matches. */
+  next(match: string | ((frame: any) => boolean), timeoutMs?: number): Promise<any>;
+  closed: Promise<{ code: number }>;
+  close(): void;
+}
+
+/** Connects; rejects with the HTTP status when the server refuses the upgrade. */
+export function connect(url: string): Promise<CallClient> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    const frames: any[] = [];
+    let cursor = 0;
+    const waiters = new Set<() => void>();
+    socket.on('message', (data) => {
+      frames.push(JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : ''));
+      for (const wake of [...waiters]) wake();
+    });
+    const closed = new Promise<{ code: number }>((done) => socket.on('close', (code) => {
+      for (const wake of [...waiters]) wake();
+      done({ code });
+    }));
+    socket.on('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { statusCode: res.statusCode })));
+    socket.on('error', (err) => reject(err));
+    socket.on('open', () => resolve({
+      frames,
+      closed,
+      send: (frame) => socket.send(JSON.stringify(frame)),
+      sendRaw: (text) => socket.send(text),
+      close: () => socket.close(),
+      next(match, timeoutMs = 5000) {
+        const test = typeof match === 'string' ? (f: any) => f.type === match : match;
+        return new Promise((found, fail) => {
+          const look = () => {
+            for (; cursor < frames.length; cursor++) {
+              if (test(frames[cursor])) {
+                waiters.delete(look);
+                clearTimeout(timer);
+                found(frames[cursor++]);
+                return;
+              }
+            }
+            if (socket.readyState === socket.CLOSED) {
+              waiters.delete(look);
+              clearTimeout(timer);
+              fail(new Error(`socket closed while waiting; frames: ${JSON.stringify(frames)}`));
+            }
+          };
+          const timer = setTimeout(() => {
+            waiters.delete(look);
+            fail(new Error(`timed out waiting; frames: ${JSON.stringify(frames)}`));
+          }, timeoutMs);
+          waiters.add(look);
+          look();
+        });
+      },
+    }));
+  });
+}

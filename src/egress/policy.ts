@@ -148,11 +148,6 @@ export function parseAllowList(csv: string | undefined): AllowList {
   });
 }
 
-/** The allow list from the environment (PARLEY_EGRESS_ALLOW). */
-export function allowListFromEnv(env: NodeJS.ProcessEnv = process.env): AllowList {
-  return parseAllowList(env['PARLEY_EGRESS_ALLOW']);
-}
-
 function refuse(category: AddressCategory, detail: string): AddressVerdict {
   return { allowed: false, category, reason: `${category}: ${detail}; not in PARLEY_EGRESS_ALLOW` };
 }

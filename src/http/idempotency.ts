@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/database.ts';
 import { AppError, badRequest, conflict } from './errors.ts';
@@ -35,7 +35,7 @@ export const idempotencyPlugin = fp(
     const { kysely } = opts.db;
     app.decorateRequest('idempotency', null);
 
-    app.addHook('preHandler', async (request, reply) => {
+    const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
       const mode = request.routeOptions.config.idempotent;
       const key = request.headers['idempotency-key'];
       if (!mode || key === undefined) return;
@@ -65,9 +65,9 @@ export const idempotencyPlugin = fp(
       reply.code(first.status_code).header('idempotent-replayed', 'true').type('application/json; charset=utf-8');
       if (first.location) reply.header('location', first.location);
       return reply.send(body);
-    });
+    };
 
-    app.addHook('onSend', async (request, reply, payload) => {
+    const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       const claim = request.idempotency;
       if (!claim) return payload;
       request.idempotency = null;
@@ -80,6 +80,13 @@ export const idempotencyPlugin = fp(
         await kysely.deleteFrom('idempotency_keys').where('scope', '=', claim.scope).where('key', '=', claim.key).execute();
       }
       return payload;
+    };
+
+    // Only the routes that opt in carry the hooks, so every other request pays nothing for them.
+    app.addHook('onRoute', (route) => {
+      if (!(route.config as { idempotent?: unknown } | undefined)?.idempotent) return;
+      route.preHandler = [...[route.preHandler ?? []].flat(), preHandler];
+      route.onSend = [...[route.onSend ?? []].flat(), onSend];
     });
   },
   { name: 'parley-idempotency' },

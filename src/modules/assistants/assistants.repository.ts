@@ -27,21 +27,21 @@ export function toAssistant(row: Selectable<AssistantTable>): Assistant {
 }
 
 const READ_CACHE_SIZE = 2_000;
-const readCache = new Map<string, { stamp: string; data: Assistant }>();
+const readCache = new Map<string, { stamp: string; json: string }>();
 
 /**
- * toAssistant, remembered per row version: every write bumps `version` and `updated_at`, so a
- * cached read shape is used only for exactly the row it was made from. Saves re-parsing the
- * extension and hook JSON on the hottest read.
+ * The read shape as JSON, remembered per row version: every write bumps `version` and
+ * `updated_at`, so a cached text is only used for exactly the row it was made from. The hottest
+ * read then skips parsing the extension and hook JSON and serialising the result again.
  */
-export function toAssistantCached(row: Selectable<AssistantTable>): Assistant {
+export function assistantJsonCached(row: Selectable<AssistantTable>): string {
   const stamp = `${row.version}|${row.updated_at}`;
   const hit = readCache.get(row.id);
-  if (hit?.stamp === stamp) return hit.data;
-  const data = toAssistant(row);
+  if (hit?.stamp === stamp) return hit.json;
+  const json = JSON.stringify(toAssistant(row));
   if (readCache.size >= READ_CACHE_SIZE && !hit) readCache.delete(readCache.keys().next().value as string);
-  readCache.set(row.id, { stamp, data });
-  return data;
+  readCache.set(row.id, { stamp, json });
+  return json;
 }
 
 export function findAssistant(db: Executor, kind: Kind, organizationId: string, id: string) {

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readCounter } from '../../db/counters.ts';
 import { prepared } from '../../db/prepared.ts';
-import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendJsonEnvelope } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { ORG_PATH, OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
-import { assistantCounter, etagOf, toAssistant, toAssistantCached, type Kind } from './assistants.repository.ts';
+import { assistantCounter, etagOf, toAssistant, assistantJsonCached, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant } from './assistants.service.ts';
 
@@ -66,7 +66,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     const row = await findOne(organizationId, id);
     if (!row) throw notFound(Title);
     reply.header('etag', etagOf(row));
-    return envelope(request, toAssistantCached(row));
+    return sendJsonEnvelope(request, reply, assistantJsonCached(row));
   });
 
   app.put(ITEM, {

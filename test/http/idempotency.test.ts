@@ -42,6 +42,19 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('a replayed call start gives the same call, and its token is kept sealed', async () => {
+      const assistant = (await t.call('POST', `${a.orgPath}/assistants`, { body: { name: 'Caller' } })).json().data.id;
+      const headers = { 'idempotency-key': 'call-once' };
+      const first = await t.call('POST', `${a.orgPath}/assistants/${assistant}/calls`, { body: {}, headers });
+      const again = await t.call('POST', `${a.orgPath}/assistants/${assistant}/calls`, { body: {}, headers });
+      assert.equal(first.statusCode, 201, first.body);
+      assert.equal(again.body, first.body);
+      const token = new URL(first.json().data.websocketUrl).searchParams.get('token') as string;
+      const { rows } = await sql<Record<string, unknown>>`select * from idempotency_keys`.execute(t.db.kysely);
+      assert.ok(!JSON.stringify(rows).includes(token), 'the call token is not stored in plain text');
+      assert.equal((await t.call('GET', `${a.orgPath}/calls`)).json().totalElements, 1);
+    });
+
     it('keys are per organization: the same key in another organization is a new request', async () => {
       const b = await createTenant(t, 'Other');
       const headers = { 'idempotency-key': 'shared-key' };

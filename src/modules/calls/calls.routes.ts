@@ -31,9 +31,9 @@ export interface CallStartOptions {
 }
 
 /**
- * Starting a call on an assistant or an agent: one plugin, registered once per kind. The
- * answer carries the only copy of the token, so Idempotency-Key is not offered here (a replay
- * would have to store the token); a retried start makes another call that expires unused.
+ * Starting a call on an assistant or an agent: one plugin, registered once per kind. Like
+ * every create it takes Idempotency-Key; the answer carries the token, so the kept replay is
+ * sealed (as for API tokens), and a replay after the token was used gives a URL that is refused.
  */
 export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = async (app, { kind, clock }) => {
   const plural = kind === 'agent' ? 'agents' : 'assistants';
@@ -44,7 +44,7 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
   app.addHook('onClose', async () => timers.forEach((t) => clearTimeout(t)));
 
   app.post(`${ORG_PATH}/${plural}/:${idParam}/calls`, {
-    config: { auth: { scope: 'organization', permission: 'calls:write' } },
+    config: { auth: { scope: 'organization', permission: 'calls:write' }, idempotent: 'sealed' },
     schema: {
       tags, summary: `Start a WebSocket call with ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
       description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames.',

@@ -4,8 +4,8 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import type { AgentTaskTable, Database } from '../db/schema.ts';
 import { readJson } from '../db/values.ts';
-import { moveTask } from '../modules/tasks/tasks.repository.ts';
-import { isOpen, nextOpening, type TaskWindow } from '../modules/tasks/window.ts';
+import { moveTask, windowOfRow } from '../modules/tasks/tasks.repository.ts';
+import { isOpen, nextOpening } from '../modules/tasks/window.ts';
 import type { Dialer, DialOutcome } from './dialer.ts';
 import { backoffMs, judge, type RetryPolicy } from './retry.ts';
 
@@ -30,13 +30,6 @@ export interface TickResult {
   deferred: number;
   reclaimed: number;
 }
-
-const windowOf = (t: Task): TaskWindow => ({
-  allowedHoursBegin: t.allowed_hours_begin,
-  allowedHours: t.allowed_hours,
-  onlyWeekdays: Boolean(t.only_weekdays),
-  timezone: t.timezone,
-});
 
 /**
  * Runs agent tasks: claims due ones with a lease, never past a SIP credential's
@@ -104,8 +97,8 @@ export class Scheduler {
     const skip = [...full.agents, ...paused.map((p) => p.agent_id)];
     for (const task of await this.dueTasks(now, Math.min(free * 2, 200), skip)) {
       if (this.running.size >= this.maxRunning) break;
-      if (!isOpen(windowOf(task), now)) {
-        await this.defer(task, nextOpening(windowOf(task), now));
+      if (!isOpen(windowOfRow(task), now)) {
+        await this.defer(task, nextOpening(windowOfRow(task), now));
         result.deferred++;
         continue;
       }
@@ -246,7 +239,7 @@ export class Scheduler {
       to = { status: 'COMPLETED', set: { ...cleared, completed_at: at, last_error: null, conclusion_id: outcome.status === 'completed' ? (outcome.conclusionId ?? null) : null } };
     } else if (verdict.status === 'RETRY' && task.attempts < task.max_attempts) {
       const earliest = new Date(now.getTime() + backoffMs(this.opts.retry, task.attempts));
-      const next = nextOpening(windowOf(task), earliest);
+      const next = nextOpening(windowOfRow(task), earliest);
       to = { status: 'SCHEDULED', set: { ...cleared, next_attempt_at: next.toISOString(), last_error: `attempt ${task.attempts}: ${verdict.error}` } };
     } else {
       to = { status: 'FAILED', set: { ...cleared, completed_at: at, last_error: `attempt ${task.attempts}: ${verdict.error}` } };

@@ -4,11 +4,17 @@ import { enqueueEvent } from '../events/outbox.ts';
 import type { AgentTaskTable, Database } from '../../db/schema.ts';
 import { readBool, readJson } from '../../db/values.ts';
 import type { AgentTask, TaskStatus } from './tasks.schemas.ts';
+import type { TaskWindow } from './window.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Totals per agent, and per agent and status (the list filter), kept beside the rows. */
 export const taskCounter = (agentId: string, status?: string) => (status ? `agent_tasks:${agentId}:${status}` : `agent_tasks:${agentId}`);
+
+/** A task row's allowed window, as the window functions take it. */
+export function windowOfRow(row: Pick<Selectable<AgentTaskTable>, 'allowed_hours_begin' | 'allowed_hours' | 'only_weekdays' | 'timezone'>): TaskWindow {
+  return { allowedHoursBegin: row.allowed_hours_begin, allowedHours: row.allowed_hours, onlyWeekdays: readBool(row.only_weekdays), timezone: row.timezone };
+}
 
 export function toTask(row: Selectable<AgentTaskTable>): AgentTask {
   return {

@@ -4,9 +4,9 @@ import { bumpCounter } from '../../db/counters.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
 import { normalizeE164 } from './phone.ts';
-import { moveTask, taskCounter, findTask } from './tasks.repository.ts';
+import { moveTask, taskCounter, findTask, windowOfRow } from './tasks.repository.ts';
 import type { AgentTaskCreate, TaskStatus } from './tasks.schemas.ts';
-import { nextOpening, windowProblems } from './window.ts';
+import { nextOpening, windowProblems, type TaskWindow } from './window.ts';
 
 export interface TaskDeps {
   db: Kysely<Database>;
@@ -19,12 +19,17 @@ export interface TaskDeps {
 const MAX_USER_VALUES_BYTES = 16 * 1024;
 export const UNFINISHED: TaskStatus[] = ['PENDING', 'SCHEDULED', 'IN_PROGRESS'];
 
+/** A create body's allowed window; absent fields mean no restriction (null) and every day. */
+function windowOfBody(body: AgentTaskCreate): TaskWindow {
+  return { allowedHoursBegin: body.allowedHoursBegin ?? null, allowedHours: body.allowedHours ?? null, onlyWeekdays: body.onlyWeekdays ?? false, timezone: body.timezone ?? null };
+}
+
 function problemsOf(body: AgentTaskCreate, prefix: string): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   if (!normalizeE164(body.targetNumber)) {
     problems.push({ path: `${prefix}targetNumber`, message: 'must be an E.164 number such as +4930123456 (spaces, dashes, dots and parentheses are ignored)' });
   }
-  const window = { allowedHoursBegin: body.allowedHoursBegin ?? null, allowedHours: body.allowedHours ?? null, onlyWeekdays: body.onlyWeekdays ?? false, timezone: body.timezone ?? null };
+  const window = windowOfBody(body);
   problems.push(...windowProblems(window).map((p) => ({ ...p, path: prefix + p.path })));
   if (JSON.stringify(body.userValues ?? {}).length > MAX_USER_VALUES_BYTES) {
     problems.push({ path: `${prefix}userValues`, message: `must be at most ${MAX_USER_VALUES_BYTES} bytes as JSON` });
@@ -45,7 +50,7 @@ export async function createTasks(deps: TaskDeps, organizationId: string, agentI
   const now = deps.clock.now();
   const at = now.toISOString();
   const rows = bodies.map((body) => {
-    const window = { allowedHoursBegin: body.allowedHoursBegin ?? null, allowedHours: body.allowedHours ?? null, onlyWeekdays: body.onlyWeekdays ?? false, timezone: body.timezone ?? null };
+    const window = windowOfBody(body);
     const status: TaskStatus = body.execute ? 'SCHEDULED' : 'PENDING';
     return {
       id: crypto.randomUUID(),
@@ -94,8 +99,7 @@ export async function executeTask(deps: TaskDeps, organizationId: string, agentI
   const from = row.status as TaskStatus;
   if (!['PENDING', 'FAILED', 'CANCELLED'].includes(from)) throw conflict(`A ${from} task cannot be executed`);
   const now = deps.clock.now();
-  const window = { allowedHoursBegin: row.allowed_hours_begin, allowedHours: row.allowed_hours, onlyWeekdays: Boolean(row.only_weekdays), timezone: row.timezone };
-  const set = { attempts: 0, last_error: null, completed_at: null, next_attempt_at: nextOpening(window, now).toISOString() };
+  const set = { attempts: 0, last_error: null, completed_at: null, next_attempt_at: nextOpening(windowOfRow(row), now).toISOString() };
   const moved = await deps.db.transaction().execute((trx) => moveTask(trx, row, from, { status: 'SCHEDULED', set }, now.toISOString()));
   if (!moved) throw conflict('The task changed meanwhile; read it again');
 }

@@ -1,6 +1,27 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const LAYER_PATTERNS = {
+  calls: ['**/calls/*', '**/calls/**/*', '!**/modules/calls/*'],
+  modules: ['**/modules/**'],
+  app: ['**/app.ts', '**/server.ts', '**/cli.ts', '**/workers.ts'],
+};
+
+/** One no-restricted-imports rule per layer, naming the layers it must not import. */
+function layerRules(layers) {
+  return layers.map(({ name, files, above }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: above.map((layer) => ({
+          group: LAYER_PATTERNS[layer],
+          message: `${name} must not import from ${layer} (docs/architecture.md: the layers of src/)`,
+        })),
+      }],
+    },
+  }));
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'bin/'] },
   js.configs.recommended,
@@ -26,6 +47,13 @@ export default tseslint.config(
       ],
     },
   },
+  // The layers of src/ (docs/architecture.md): platform below the call engine, the engine below
+  // the feature modules, the modules below the app (app.ts, server.ts, cli.ts, workers.ts). No arrow goes back up.
+  ...layerRules([
+    { name: 'platform', files: ['src/{http,db,jobs,egress,crypto,sip,voice}/**/*.ts', 'src/{config,clock,context}.ts'], above: ['calls', 'modules', 'app'] },
+    { name: 'the call engine', files: ['src/calls/**/*.ts'], above: ['modules', 'app'] },
+    { name: 'feature modules', files: ['src/modules/**/*.ts'], above: ['app'] },
+  ]),
   {
     // Tests read JSON responses (any by nature) and node:test's describe/it return promises the runner tracks.
     files: ['test/**/*.ts', 'bench/**/*.ts'],

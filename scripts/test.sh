@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/system-deps.sh
+# The suite also checks the built service (bin/parley.js runs dist/): build it first.
+npm run build --silent
 
 export PARLEY_TEST_DIALECTS="${PARLEY_TEST_DIALECTS:-sqlite,postgres}"
 if [[ "$PARLEY_TEST_DIALECTS" == *postgres* && -z "${PARLEY_TEST_PG_URL:-}" ]]; then

@@ -1,76 +1,107 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.ts';
-import { openDatabase, type Db } from './db/database.ts';
+import type { Llm } from './calls/llm.ts';
+import { createLlm } from './calls/llm.ts';
+import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
-import { dbPlugin } from './db/plugin.ts';
-import { authPlugin } from './http/auth.ts';
+import { AuthCache } from './http/auth-cache.ts';
+import { authPlugin, type Principal } from './http/auth.ts';
+import { closeAfterEarlyErrors, limitConnections } from './http/connections.ts';
 import { ErrorEnvelope } from './http/envelope.ts';
 import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
+import { floodGuardPlugin } from './http/flood.ts';
+import { idempotencyPlugin } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
-import { loggerOptions } from './http/logging.ts';
 import { metricsPlugin } from './http/metrics.ts';
+import { openApiOptions } from './http/openapi.ts';
+import { tokenRateLimitPlugin } from './http/rate-limit.ts';
+import { ORG_PREFIX, VENDOR_PREFIX, tenantScope } from './http/scope.ts';
 import { systemRoutes } from './http/system.routes.ts';
 import { traceIdOf } from './http/trace.ts';
 import { registerValidation } from './http/validation.ts';
-import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
-import { organizationRoutes } from './modules/organizations/organizations.routes.ts';
-import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
-import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
-import { openApiOptions } from './http/openapi.ts';
-import { idempotencyPlugin } from './http/idempotency.ts';
-import { rateLimitPlugin } from './http/rate-limit.ts';
-import { servicesPlugin } from './http/services.ts';
-import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
+import type { Runner } from './jobs/runner.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
+import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
+import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
+import { callRecordRoutes, callStartRoutes } from './modules/calls/calls.routes.ts';
+import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.ts';
+import { deliveryRoutes } from './modules/events/deliveries.routes.ts';
+import type { OrganizationDependent } from './modules/organizations/organizations.repository.ts';
+import { organizationRoutes, organizationVendorRoutes } from './modules/organizations/organizations.routes.ts';
+import { sipCredentialRoutes } from './modules/sip/sip-credentials.routes.ts';
+import { telephoneNumberCheck } from './modules/sip/sip-numbers.repository.ts';
+import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
+import { strategyReferenceCheck } from './modules/strategies/strategies.repository.ts';
+import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
+import type { Dialer } from './modules/tasks/dialer.ts';
+import { TASK_JOB } from './modules/tasks/tasks.jobs.ts';
 import { taskRoutes } from './modules/tasks/tasks.routes.ts';
 import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
-import { deleteGuards } from './modules/assistants/assistants.service.ts';
-import { systemClock, type Clock } from './clock.ts';
-import type { Dialer } from './jobs/dialer.ts';
-import type { Scheduler } from './jobs/scheduler.ts';
-import { createScheduler } from './jobs/worker.ts';
+import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
+import { tokenAuthenticator } from './modules/tokens/tokens.auth.ts';
+import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
+import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
+import { createToolSpecAjv } from './http/validation.ts';
+import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    scheduler: Scheduler;
+    /** The job runner of this app: agent tasks, webhook deliveries, sweeps. */
+    runner: Runner;
   }
 }
-import { sipCredentialRoutes } from './modules/sip/sip-credentials.routes.ts';
-import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
-import { callsPlugin } from './modules/calls/calls.plugin.ts';
-import { eventsPlugin } from './modules/events/events.plugin.ts';
 
 export interface AppOptions {
-  config: Config;
-  /** An already-open database (tests, benchmarks); otherwise opened from config and closed with the app. */
-  db?: Db;
-  logger?: FastifyServerOptions['logger'];
+  /** Run the job runner's loop with the app (`parley serve`); tests call `app.runner.tick()` instead. */
+  runJobs?: boolean;
+  /** What places task calls; by default the one PARLEY_DIALER names. */
+  dialer?: Dialer;
+  /** The LLM of calls; by default the OpenAI-compatible endpoint of the config. */
+  llm?: Llm;
   /** Where a generated admin token is shown, once. */
   announceAdminToken?: (token: string) => void;
-  clock?: Clock;
-  dialer?: Dialer;
-  /** Start the scheduler's polling loop with the app (tests drive `app.scheduler.tick()` instead). */
-  runScheduler?: boolean;
   /** Sees every route as it is added (the tenant-isolation test builds its matrix from them). */
   onRoute?: (route: RouteOptions) => void;
 }
 
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { config } = options;
-  const db = options.db ?? openDatabase(config.database);
+/** Tables whose rows keep an organization from being deleted (409 while any exist). */
+const ORGANIZATION_DEPENDENTS: readonly OrganizationDependent[] = [
+  { table: 'agent_tasks', label: 'agent tasks' },
+  { table: 'assistants', label: 'assistants or agents' },
+  { table: 'llm_strategies', label: 'LLM generation strategies' },
+  { table: 'sip_numbers', label: 'SIP numbers' },
+  { table: 'sip_credentials', label: 'SIP credentials' },
+];
+
+/**
+ * The service as a Fastify app built from one context: platform plugins first (errors,
+ * validation, OpenAPI, metrics, flood guard, auth, rate limit, idempotency), then the feature
+ * modules, composed here explicitly: which checks an assistant's references get, what blocks a
+ * delete, which jobs the runner runs. Vendor and organization routes sit under their scope
+ * prefix, whose hook checks the tenant exists.
+ */
+export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, db } = ctx;
   await migrate(db);
   const adminTokenHash = await ensureAdminTokenHash(db, config.adminToken, options.announceAdminToken ?? (() => {}));
 
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(config.logLevel),
+    loggerInstance: ctx.log,
     genReqId: traceIdOf,
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors,
+    trustProxy: config.trustProxy,
+    // Slow clients: the whole request must arrive within requestTimeout, and a connection that
+    // neither sends nor reads for a minute is closed (a WebSocket leaves this timeout when it upgrades).
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: 60_000,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.headersTimeout = Math.min(10_000, config.requestTimeoutMs);
+  limitConnections(app.server, { perAddress: config.maxConnectionsPerAddress, total: config.maxConnections });
+  app.decorate('ctx', ctx);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -81,35 +112,52 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerJsonBody(app);
   registerValidation(app);
   registerErrorHandling(app);
+  closeAfterEarlyErrors(app);
   app.addSchema(ErrorEnvelope);
 
   await app.register(swagger, openApiOptions);
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(dbPlugin, { db, closeOnShutdown: !options.db });
-  await app.register(servicesPlugin, { config });
   await app.register(metricsPlugin);
-  await app.register(authPlugin, { db, adminTokenHash });
-  await app.register(rateLimitPlugin, { db, clock: options.clock ?? systemClock, limit: config.rateLimitPerMinute, windowMs: 60_000 });
-  await app.register(idempotencyPlugin, { db, box: app.secrets });
+  await app.register(floodGuardPlugin, { ctx });
+  const authCache = new AuthCache<Principal>(db);
+  await app.register(authPlugin, { ctx, authenticate: tokenAuthenticator(ctx, adminTokenHash), cache: authCache });
+  await app.register(tokenRateLimitPlugin, { ctx });
+  await app.register(idempotencyPlugin, { ctx });
+
+  const runner = buildRunner(ctx, options.dialer ? { dialer: options.dialer } : {});
+  app.decorate('runner', runner);
+  if (options.runJobs) app.addHook('onReady', async () => runner.start());
+  app.addHook('preClose', async () => runner.stop());
+
+  const assistants: AssistantDeps = {
+    db: db.kysely, box: ctx.secrets, allow: ctx.egress.allow, clock: ctx.clock, ajv: createToolSpecAjv(),
+    referenceChecks: [strategyReferenceCheck, telephoneNumberCheck],
+    deleteGuards: [unfinishedTasksGuard, activeCallsGuard],
+  };
+  const calls: CallDeps = { ctx, owner: ctx.processId };
 
   await app.register(systemRoutes);
   await app.register(vendorRoutes);
-  await app.register(organizationRoutes);
-  await app.register(tokenRoutes);
-  await app.register(strategyRoutes);
-  await app.register(assistantRoutes, { kind: 'assistant' });
-  await app.register(assistantRoutes, { kind: 'agent' });
-
-  deleteGuards.add(unfinishedTasksGuard);
-  const clock = options.clock ?? systemClock;
-  const scheduler = createScheduler(config, db, app.log, { clock, ...(options.dialer ? { dialer: options.dialer } : {}) });
-  app.decorate('scheduler', scheduler);
-  await app.register(taskRoutes, { clock, defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => scheduler.abort(id) });
-  if (options.runScheduler) app.addHook('onReady', async () => scheduler.start());
-  app.addHook('preClose', async () => scheduler.stop());
-  await app.register(sipCredentialRoutes);
-  await app.register(sipNumberRoutes);
-  await app.register(callsPlugin, { clock });
-  await app.register(eventsPlugin, { clock, run: options.runScheduler === true });
+  await app.register(tenantScope('vendor', db, authCache, async (vendor) => {
+    await vendor.register(organizationVendorRoutes);
+    await vendor.register(tokenRoutes);
+  }), { prefix: VENDOR_PREFIX });
+  await app.register(tenantScope('organization', db, authCache, async (org) => {
+    await org.register(organizationRoutes, { dependents: ORGANIZATION_DEPENDENTS });
+    await org.register(strategyRoutes);
+    await org.register(assistantRoutes, { kind: 'assistant', deps: assistants });
+    await org.register(assistantRoutes, { kind: 'agent', deps: assistants });
+    await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
+    await org.register(sipCredentialRoutes);
+    await org.register(sipNumberRoutes);
+    await org.register(callStartRoutes, { kind: 'assistant', deps: calls });
+    await org.register(callStartRoutes, { kind: 'agent', deps: calls });
+    await org.register(callRecordRoutes);
+    await org.register(deliveryRoutes);
+  }), { prefix: ORG_PREFIX });
+  const llm = options.llm ?? createLlm({
+    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  });
+  await app.register(callSocketPlugin, { deps: calls, llm });
   return app;
 }

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { createContext } from './context.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
-import { runWorker } from './jobs/worker.ts';
+import { runWorker } from './workers.ts';
 import { createToken } from './modules/tokens/tokens.service.ts';
 import { ROLE_NAMES, type Role } from './modules/tokens/permissions.ts';
 
@@ -24,7 +27,8 @@ async function run(argv: string[]): Promise<number> {
     return -1; // keep running
   }
   if (command === 'worker') {
-    await runWorker(loadConfig());
+    const worker = await runWorker(createContext(loadConfig()));
+    closeWithGrace({ delay: 10_000 }, () => worker.stop());
     return -1; // keep running
   }
   if (command === 'migrate') {
@@ -55,7 +59,7 @@ async function run(argv: string[]): Promise<number> {
       await migrate(db);
       const vendor = await db.kysely.selectFrom('vendors').select('id').where('id', '=', values.vendor).executeTakeFirst();
       if (!vendor) throw new ConfigError(`no vendor ${values.vendor}`);
-      const token = await createToken(db, null, {
+      const token = await createToken(db, systemClock, null, {
         vendorId: values.vendor,
         organizationId: values.organization ?? null,
         role: values.role,

@@ -6,40 +6,75 @@ export type DatabaseConfig =
   | { dialect: 'sqlite'; filename: string }
   | { dialect: 'postgres'; connectionString: string };
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly database: DatabaseConfig;
-  /** Platform admin token from the environment; when absent one is generated on first start. */
-  readonly adminToken: string | null;
-  readonly secretKey: Buffer;
-  readonly egressAllow: string;
-  readonly publicUrl: string | null;
-  readonly logLevel: string;
-  readonly bodyLimit: number;
-  /** Whether `parley serve` also runs the task scheduler (PARLEY_SCHEDULER=off for API-only nodes). */
-  readonly schedulerEnabled: boolean;
-  readonly dialer: 'none';
-  readonly taskMaxAttempts: number;
-  readonly retryBaseMs: number;
-  readonly leaseMs: number;
-  /** Requests per token per minute (PARLEY_RATE_LIMIT_PER_MINUTE; 0 turns it off). */
-  readonly rateLimitPerMinute: number;
-  /** The OpenAI-compatible endpoint used during calls; null means the public OpenAI API. */
-  readonly openaiBaseUrl: string | null;
-  /** Sent as a bearer token to the LLM endpoint; null sends none (local servers need none). */
-  readonly openaiApiKey: string | null;
-  /** The model when a strategy names none. */
-  readonly llmDefaultModel: string;
-  /** A call with no client frame for this long ends (reason idle_timeout). */
-  readonly callIdleMs: number;
-  /** A call ends after this long whatever happens (reason max_duration). */
-  readonly callMaxMs: number;
-}
-
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Every environment variable Parley reads, in one table: its default, what it does (the CLI's
+ * environment help and docs/configuration.md are checked against this list), and how it is
+ * parsed. config.ts is the only reader of process.env.
+ */
+export interface Setting {
+  readonly name: string;
+  readonly default: string;
+  readonly description: string;
+}
+
+const num = (name: string, raw: string, { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false } = {}): number => {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(`${name} must be ${integer ? 'an integer' : 'a number'} ${range}, got "${raw}"`);
+  }
+  return n;
+};
+
+const SETTINGS_TABLE = {
+  port: { name: 'PORT', default: '8080', description: 'TCP port the API listens on', parse: (v: string) => num('PORT', v, { max: 65535, integer: true }) },
+  host: { name: 'HOST', default: '127.0.0.1', description: 'address the API listens on (0.0.0.0 for all)', parse: (v: string) => v },
+  database: { name: 'DATABASE_URL', default: 'sqlite:./data/parley.db', description: 'sqlite:<file> (embedded, created on first start) or postgres://user:pass@host/db', parse: parseDatabaseUrl },
+  adminToken: { name: 'PARLEY_ADMIN_TOKEN', default: '', description: 'the platform admin token (32+ characters); unset: one is generated on first start, printed once, and only its hash kept', parse: parseAdminToken },
+  secretKey: { name: 'PARLEY_SECRET_KEY', default: '', description: '32 bytes, base64, that encrypt secrets at rest; unset with SQLite: generated into secret.key beside the database file; required with PostgreSQL', parse: (v: string) => v },
+  egressAllow: { name: 'PARLEY_EGRESS_ALLOW', default: '', description: 'comma-separated CIDRs that tool webhooks, event hooks and SIP may reach although private or loopback', parse: (v: string) => v },
+  publicUrl: { name: 'PARLEY_PUBLIC_URL', default: '', description: 'the public base URL of the service, for the websocketUrl of calls (else the request\'s host)', parse: (v: string) => v || null },
+  logLevel: { name: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent', parse: parseLogLevel },
+  trustProxy: { name: 'PARLEY_TRUST_PROXY', default: '', description: 'trust X-Forwarded-For from these proxies (comma-separated addresses or CIDRs, or true for any) to find the client address', parse: parseTrustProxy },
+  schedulerEnabled: { name: 'PARLEY_SCHEDULER', default: 'on', description: 'off runs parley serve as API only (run parley worker processes for tasks, event hooks and sweeps)', parse: (v: string) => parseSwitch('PARLEY_SCHEDULER', v) },
+  dialer: { name: 'PARLEY_DIALER', default: 'none', description: 'what places task calls: none (attempts fail with "no dialer configured")', parse: parseDialer },
+  taskMaxAttempts: { name: 'PARLEY_TASK_MAX_ATTEMPTS', default: '3', description: 'attempts per task unless the task says otherwise', parse: (v: string) => num('PARLEY_TASK_MAX_ATTEMPTS', v, { min: 1, integer: true }) },
+  retryBaseMs: { name: 'PARLEY_RETRY_BASE_SECONDS', default: '60', description: 'delay before a task\'s second attempt; it doubles with each further one, up to 1 h', parse: (v: string) => num('PARLEY_RETRY_BASE_SECONDS', v, { min: 0.001 }) * 1000 },
+  leaseMs: { name: 'PARLEY_LEASE_SECONDS', default: '60', description: 'how long a worker\'s claim on a task or delivery holds without renewal', parse: (v: string) => num('PARLEY_LEASE_SECONDS', v, { min: 0.001 }) * 1000 },
+  rateLimitPerMinute: { name: 'PARLEY_RATE_LIMIT_PER_MINUTE', default: '6000', description: 'requests per API token per minute, shared by all processes; 0 turns it off', parse: (v: string) => num('PARLEY_RATE_LIMIT_PER_MINUTE', v, { integer: true }) },
+  failedRequestsPerAddress: { name: 'PARLEY_FAILED_REQUESTS_PER_MINUTE', default: '300', description: 'unauthenticated 401/404 answers one client address may get per minute before it is refused with 429; 0 turns it off', parse: (v: string) => num('PARLEY_FAILED_REQUESTS_PER_MINUTE', v, { integer: true }) },
+  maxConnectionsPerAddress: { name: 'PARLEY_MAX_CONNECTIONS_PER_ADDRESS', default: '256', description: 'open connections one client address may hold', parse: (v: string) => num('PARLEY_MAX_CONNECTIONS_PER_ADDRESS', v, { min: 1, integer: true }) },
+  maxConnections: { name: 'PARLEY_MAX_CONNECTIONS', default: '10000', description: 'open connections in all', parse: (v: string) => num('PARLEY_MAX_CONNECTIONS', v, { min: 1, integer: true }) },
+  requestTimeoutMs: { name: 'PARLEY_REQUEST_TIMEOUT_SECONDS', default: '30', description: 'a request whose headers and body have not all arrived after this long is cut off', parse: (v: string) => num('PARLEY_REQUEST_TIMEOUT_SECONDS', v, { min: 0.1 }) * 1000 },
+  openaiBaseUrl: { name: 'OPENAI_BASE_URL', default: '', description: 'the OpenAI-compatible LLM endpoint used during calls (default https://api.openai.com/v1)', parse: (v: string) => v || null },
+  openaiApiKey: { name: 'OPENAI_API_KEY', default: '', description: 'key sent to the LLM endpoint; unset sends none (local servers need none)', parse: (v: string) => v || null },
+  llmDefaultModel: { name: 'PARLEY_LLM_DEFAULT_MODEL', default: 'gpt-4o-mini', description: 'the model of calls whose strategy names none', parse: (v: string) => v },
+  llmFirstTokenMs: { name: 'PARLEY_LLM_FIRST_TOKEN_SECONDS', default: '15', description: 'an LLM answer whose first token takes longer has stalled (retried once, then the call ends)', parse: (v: string) => num('PARLEY_LLM_FIRST_TOKEN_SECONDS', v, { min: 0.001 }) * 1000 },
+  llmTokenGapMs: { name: 'PARLEY_LLM_TOKEN_GAP_SECONDS', default: '10', description: 'an LLM stream silent this long between tokens has stalled', parse: (v: string) => num('PARLEY_LLM_TOKEN_GAP_SECONDS', v, { min: 0.001 }) * 1000 },
+  llmHistoryMessages: { name: 'PARLEY_LLM_HISTORY_MESSAGES', default: '60', description: 'messages of the conversation sent to the LLM each turn (the system prompt is always sent)', parse: (v: string) => num('PARLEY_LLM_HISTORY_MESSAGES', v, { min: 2, integer: true }) },
+  callIdleMs: { name: 'PARLEY_CALL_IDLE_SECONDS', default: '600', description: 'a call ends after this long without a client frame', parse: (v: string) => num('PARLEY_CALL_IDLE_SECONDS', v, { min: 0.001 }) * 1000 },
+  callMaxMs: { name: 'PARLEY_CALL_MAX_SECONDS', default: '3600', description: 'a call ends after this long in all', parse: (v: string) => num('PARLEY_CALL_MAX_SECONDS', v, { min: 0.001 }) * 1000 },
+  callMaxTurns: { name: 'PARLEY_CALL_MAX_TURNS', default: '200', description: 'user turns one call may take; the call ends (reason limit_reached) after the last', parse: (v: string) => num('PARLEY_CALL_MAX_TURNS', v, { min: 1, integer: true }) },
+  callMaxTranscriptBytes: { name: 'PARLEY_CALL_MAX_TRANSCRIPT_KB', default: '512', description: 'size of one call\'s transcript in KiB; the call ends (reason limit_reached) past it', parse: (v: string) => num('PARLEY_CALL_MAX_TRANSCRIPT_KB', v, { min: 1, integer: true }) * 1024 },
+  maxCallsPerOrganization: { name: 'PARLEY_MAX_CALLS_PER_ORGANIZATION', default: '50', description: 'calls one organization may have ringing or active at once; more are refused with 409', parse: (v: string) => num('PARLEY_MAX_CALLS_PER_ORGANIZATION', v, { min: 1, integer: true }) },
+  callLeaseMs: { name: 'PARLEY_CALL_LEASE_SECONDS', default: '30', description: 'a live call whose process has not renewed it for this long is ended as server_lost', parse: (v: string) => num('PARLEY_CALL_LEASE_SECONDS', v, { min: 0.1 }) * 1000 },
+  deliveryRetentionMs: { name: 'PARLEY_DELIVERY_RETENTION_DAYS', default: '30', description: 'delivered and failed webhook deliveries are deleted this long after they settled', parse: (v: string) => num('PARLEY_DELIVERY_RETENTION_DAYS', v, { min: 1 }) * 86_400_000 },
+} as const;
+
+type Table = typeof SETTINGS_TABLE;
+
+/** The typed configuration: each setting parsed, plus what is derived from them. */
+export type Config = { readonly [K in Exclude<keyof Table, 'secretKey'>]: ReturnType<Table[K]['parse']> } & {
+  readonly database: DatabaseConfig;
+  readonly secretKey: Buffer;
+  readonly bodyLimit: number;
+};
+
+export const SETTINGS: readonly Setting[] = Object.values(SETTINGS_TABLE).map(({ name, default: d, description }) => ({ name, default: d, description }));
 
 export function parseDatabaseUrl(url: string): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
@@ -53,18 +88,36 @@ export function parseDatabaseUrl(url: string): DatabaseConfig {
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
 }
 
-function parsePositive(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a positive number, got "${value}"`);
-  return n;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function parseLogLevel(v: string): string {
+  if (!LOG_LEVELS.includes(v)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${v}"`);
+  return v;
 }
 
-function parsePort(value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be 0..65535, got "${value}"`);
-  return port;
+function parseSwitch(name: string, v: string): boolean {
+  if (v === 'on' || v === 'off') return v === 'on';
+  throw new ConfigError(`${name} must be on or off, got "${v}"`);
+}
+
+/** A weak admin token would be guessed; one shaped like an API token would be confused with one. */
+function parseAdminToken(v: string): string | null {
+  if (!v) return null;
+  if (v.length < 32) throw new ConfigError('PARLEY_ADMIN_TOKEN must be at least 32 characters (generate one: openssl rand -base64 32)');
+  if (/^prl_[a-z0-9]{12}_/.test(v)) throw new ConfigError('PARLEY_ADMIN_TOKEN must not look like an API token (prl_…_…); choose another value');
+  return v;
+}
+
+function parseTrustProxy(v: string): boolean | string[] {
+  if (!v) return false;
+  if (v === 'true') return true;
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Only `none` exists until SIP calling lands; naming anything else is a start-up error, not a silent fallback. */
+function parseDialer(value: string): 'none' {
+  if (value === 'none') return 'none';
+  throw new ConfigError(`PARLEY_DIALER "${value}" is not available; the only dialer is "none"`);
 }
 
 /**
@@ -72,8 +125,7 @@ function parsePort(value: string | undefined, fallback: number): number {
  * database file, so a fresh install works without setup; with PostgreSQL several processes
  * share the database, so the key has to come from the environment.
  */
-function loadSecretKey(env: Env, database: DatabaseConfig): Buffer {
-  const raw = env.PARLEY_SECRET_KEY;
+function loadSecretKey(raw: string, database: DatabaseConfig): Buffer {
   if (raw) {
     const key = Buffer.from(raw, 'base64');
     if (key.length !== 32) throw new ConfigError('PARLEY_SECRET_KEY must be 32 bytes, base64-encoded');
@@ -83,9 +135,9 @@ function loadSecretKey(env: Env, database: DatabaseConfig): Buffer {
     throw new ConfigError('PARLEY_SECRET_KEY is required with PostgreSQL (generate one: openssl rand -base64 32)');
   }
   if (database.filename === ':memory:') return randomBytes(32);
-  const keyFile = resolve(dirname(database.filename), 'secret.key');
+  const keyFile = secretKeyFile(database.filename);
   if (!existsSync(keyFile)) {
-    mkdirSync(dirname(keyFile), { recursive: true });
+    ensurePrivateDir(dirname(keyFile));
     writeFileSync(keyFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   }
   const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
@@ -93,36 +145,30 @@ function loadSecretKey(env: Env, database: DatabaseConfig): Buffer {
   return key;
 }
 
-/** Only `none` exists until SIP calling lands; naming anything else is a start-up error, not a silent fallback. */
-function parseDialer(value: string | undefined): 'none' {
-  if (value === undefined || value === '' || value === 'none') return 'none';
-  throw new ConfigError(`PARLEY_DIALER "${value}" is not available; the only dialer is "none"`);
+/** Where the generated key of an embedded database lives: `secret.key` beside the database file. */
+export const secretKeyFile = (databaseFile: string): string => resolve(dirname(databaseFile), 'secret.key');
+
+/**
+ * The data folder holds the database and the key: when Parley creates it, it is readable by the
+ * service's user only. A folder that already exists is left as its owner set it (it may be /tmp).
+ */
+export function ensurePrivateDir(dir: string): void {
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const database = overrides.database ?? parseDatabaseUrl(env.DATABASE_URL || 'sqlite:./data/parley.db');
-  const config: Config = {
-    port: parsePort(env.PORT, 8080),
-    host: env.HOST || '127.0.0.1',
+  const parsed: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS_TABLE)) {
+    const raw = env[setting.name];
+    parsed[key] = setting.parse(raw === undefined || raw === '' ? setting.default : raw);
+  }
+  const database = overrides.database ?? (parsed.database as DatabaseConfig);
+  const config = {
+    ...parsed,
     database,
-    adminToken: env.PARLEY_ADMIN_TOKEN || null,
-    secretKey: overrides.secretKey ?? loadSecretKey(env, database),
-    egressAllow: env.PARLEY_EGRESS_ALLOW ?? '',
-    publicUrl: env.PARLEY_PUBLIC_URL || null,
-    logLevel: env.LOG_LEVEL || 'info',
+    secretKey: overrides.secretKey ?? loadSecretKey(parsed.secretKey as string, database),
     bodyLimit: 1024 * 1024,
-    schedulerEnabled: (env.PARLEY_SCHEDULER ?? 'on') !== 'off',
-    dialer: parseDialer(env.PARLEY_DIALER),
-    taskMaxAttempts: parsePositive('PARLEY_TASK_MAX_ATTEMPTS', env.PARLEY_TASK_MAX_ATTEMPTS, 3),
-    retryBaseMs: parsePositive('PARLEY_RETRY_BASE_SECONDS', env.PARLEY_RETRY_BASE_SECONDS, 60) * 1000,
-    leaseMs: parsePositive('PARLEY_LEASE_SECONDS', env.PARLEY_LEASE_SECONDS, 60) * 1000,
-    rateLimitPerMinute: env.PARLEY_RATE_LIMIT_PER_MINUTE === '0' ? 0 : parsePositive('PARLEY_RATE_LIMIT_PER_MINUTE', env.PARLEY_RATE_LIMIT_PER_MINUTE, 6000),
-    openaiBaseUrl: env.OPENAI_BASE_URL || null,
-    openaiApiKey: env.OPENAI_API_KEY || null,
-    llmDefaultModel: env.PARLEY_LLM_DEFAULT_MODEL || 'gpt-4o-mini',
-    callIdleMs: parsePositive('PARLEY_CALL_IDLE_SECONDS', env.PARLEY_CALL_IDLE_SECONDS, 600) * 1000,
-    callMaxMs: parsePositive('PARLEY_CALL_MAX_SECONDS', env.PARLEY_CALL_MAX_SECONDS, 3600) * 1000,
     ...overrides,
-  };
+  } as Config;
   return Object.freeze(config);
 }

@@ -1,6 +1,8 @@
+import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
+import { createContext } from './context.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -12,26 +14,16 @@ function announceAdminToken(token: string): void {
   );
 }
 
-/** Listens, and on SIGINT/SIGTERM stops taking requests, lets running ones finish, then exits. */
+/** Listens, and on SIGINT/SIGTERM stops taking requests, lets running ones finish (10 s at most), then exits. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
-  const app = await buildApp({ config, announceAdminToken, runScheduler: config.schedulerEnabled });
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
-    timer.unref();
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  const ctx = createContext(config);
+  const app = await buildApp(ctx, { announceAdminToken, runJobs: config.schedulerEnabled });
+  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await ctx.close();
+  });
   await app.listen({ port: config.port, host: config.host });
   return app;
 }

@@ -1,23 +1,60 @@
-/** The JSON text frames of a WebSocket call (docs/calls.md). */
-export type ServerFrame =
-  | { type: 'call_started'; callId: string }
-  | { type: 'assistant_delta'; text: string }
-  | { type: 'assistant_message'; text: string }
-  | { type: 'tool_call'; id: string; name: string; arguments: string }
-  | { type: 'tool_result'; id: string; name: string; ok: boolean; statusCode: number | null; latencyMs: number }
-  | { type: 'call_ended'; reason: EndReason }
-  | { type: 'error'; message: string };
+import { Type, type Static, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
 
-export type ClientFrame = { type: 'user_message'; text: string } | { type: 'end' };
+/**
+ * The JSON text frames of a call WebSocket, as schemas: the one source of their TypeScript
+ * types, of the validation of what clients send, and of the AsyncAPI document (docs/calls.md).
+ */
+export const END_REASONS = [
+  'client_ended', 'client_disconnected', 'idle_timeout', 'max_duration', 'limit_reached', 'error',
+  'server_shutdown', 'server_lost', 'not_connected',
+] as const;
 
 /**
  * Why a call ended. `client_ended`: an `end` frame; `client_disconnected`: the socket closed
- * without one; `idle_timeout` / `max_duration`: a limit; `error`: the LLM failed;
- * `server_shutdown`: the service stopped; `not_connected`: nobody connected before the token expired.
+ * without one; `idle_timeout` / `max_duration`: a time limit; `limit_reached`: the turn or
+ * transcript limit; `error`: the LLM or a provider failed; `server_shutdown`: the service
+ * stopped; `server_lost`: the process holding the call died (ended by another process's sweep);
+ * `not_connected`: nobody connected before the token expired.
  */
-export type EndReason = 'client_ended' | 'client_disconnected' | 'idle_timeout' | 'max_duration' | 'error' | 'server_shutdown' | 'not_connected';
+export type EndReason = (typeof END_REASONS)[number];
 
 export const MAX_USER_TEXT = 10_000;
+
+const frame = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P, description: string) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, { additionalProperties: false, title: type, description });
+
+export const ClientFrames = {
+  user_message: frame('user_message', { text: Type.String({ minLength: 1, maxLength: MAX_USER_TEXT, pattern: '\\S' }) }, 'What the user says (text calls)'),
+  end: frame('end', {}, 'Hang up'),
+} as const;
+
+export const ServerFrames = {
+  call_started: frame('call_started', {
+    callId: Type.String({ format: 'uuid' }),
+    unfilledPlaceholders: Type.Optional(Type.Array(Type.String(), { description: 'Placeholders of the prompt or greeting that had no value and no default' })),
+  }, 'First frame of every call'),
+  assistant_delta: frame('assistant_delta', { text: Type.String() }, 'A piece of the answer as the LLM streams it'),
+  assistant_message: frame('assistant_message', { text: Type.String() }, 'A whole utterance of the assistant (the greeting, an answer)'),
+  tool_call: frame('tool_call', { id: Type.String(), name: Type.String(), arguments: Type.String() }, 'The LLM called a tool'),
+  tool_result: frame('tool_result', {
+    id: Type.String(), name: Type.String(), ok: Type.Boolean(), statusCode: Type.Union([Type.Integer(), Type.Null()]), latencyMs: Type.Integer(),
+  }, 'The tool webhook answered (or failed)'),
+  call_ended: frame('call_ended', { reason: Type.String({ enum: [...END_REASONS] }) }, 'Last frame; the socket closes after it'),
+  error: frame('error', { message: Type.String() }, 'A refused frame (the call goes on) or, before call_ended, why the call fails'),
+} as const;
+
+type Frames<T extends Record<string, TSchema>> = { [K in keyof T]: Static<T[K]> }[keyof T];
+export type ClientFrame = Frames<typeof ClientFrames>;
+export type ServerFrame = Frames<typeof ServerFrames>;
+
+interface Checker {
+  Check(value: unknown): boolean;
+  Errors(value: unknown): Iterable<{ instancePath: string; keyword: string; params: unknown; message: string }>;
+}
+
+const checkers: Record<string, Checker> = Object.fromEntries(Object.entries(ClientFrames).map(([type, schema]) => [type, Compile(schema) as Checker]));
+const TYPES = Object.keys(ClientFrames);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -30,15 +67,15 @@ export function parseClientFrame(raw: string): ClientFrame | { error: string } {
     return { error: 'Frames must be JSON text' };
   }
   if (!isObject(value)) return { error: 'A frame must be a JSON object with a "type"' };
-  if (value.type === 'end') {
-    return Object.keys(value).length === 1 ? { type: 'end' } : { error: 'An "end" frame has no other fields' };
-  }
-  if (value.type === 'user_message') {
-    const extra = Object.keys(value).filter((k) => k !== 'type' && k !== 'text');
-    if (extra.length) return { error: `Unknown field "${extra[0]?.slice(0, 64)}" in user_message` };
-    if (typeof value.text !== 'string' || !value.text.trim()) return { error: '"text" must be a non-empty string' };
-    if (value.text.length > MAX_USER_TEXT) return { error: `"text" must be at most ${MAX_USER_TEXT} characters` };
-    return { type: 'user_message', text: value.text };
-  }
-  return { error: 'Unknown frame type; expected "user_message" or "end"' };
+  const checker = typeof value.type === 'string' && Object.hasOwn(checkers, value.type) ? checkers[value.type] : undefined;
+  if (!checker) return { error: `Unknown frame type; expected one of: ${TYPES.join(', ')}` };
+  if (checker.Check(value)) return value as ClientFrame;
+  const errors = [...checker.Errors(value)];
+  // An unknown field shows as a `false` schema at its path (additionalProperties: false).
+  const unknown = errors.find((e) => e.keyword === 'boolean' && e.instancePath);
+  if (unknown) return { error: `Unknown field "${unknown.instancePath.slice(1).slice(0, 64)}" in ${value.type as string}` };
+  const [first] = errors;
+  const field = first?.instancePath ? `"${first.instancePath.slice(1).slice(0, 64)}" ` : '';
+  const message = first?.keyword === 'minLength' || first?.keyword === 'pattern' ? 'must be a non-empty string' : (first?.message ?? 'is invalid');
+  return { error: `Invalid ${value.type as string} frame: ${field}${message}` };
 }

@@ -1,38 +1,63 @@
-import type { Config } from '../config.ts';
-import { createEgress } from '../egress/client.ts';
-import type { AllowList } from '../egress/policy.ts';
 import type { EndReason } from './frames.ts';
-import { createLlm, type Llm } from './llm.ts';
+import type { Llm } from './llm.ts';
+import type { Log, SessionLimits } from './record.ts';
 import type { CallSession } from './session.ts';
 import type { EgressSend } from './tool-call.ts';
 
-/** What every call of the process shares: the LLM client, the egress client, and the live sessions. */
+export interface CallRuntimeOptions {
+  /** The id this process's calls are leased under. */
+  owner: string;
+  llm: Llm;
+  send: EgressSend;
+  limits: SessionLimits;
+  leaseMs: number;
+  log: Log;
+  /** Extends the leases of every call `owner` holds; answers the ids still held (the rest were ended elsewhere). */
+  renewLeases(owner: string): Promise<Set<string>>;
+}
+
+/** What every call of the process shares: the LLM client, the egress client, the live sessions and their heartbeat. */
 export interface CallRuntime {
+  readonly owner: string;
   readonly llm: Llm;
   readonly send: EgressSend;
-  readonly limits: { idleMs: number; maxMs: number };
+  readonly limits: SessionLimits;
   track(session: CallSession): void;
   /** Ends every live call (shutdown) and waits for their records. */
   endAll(reason: EndReason): Promise<void>;
-  close(): Promise<void>;
+  close(): void;
 }
 
-export function createCallRuntime(config: Config, allow: AllowList, llm: Llm = createLlm(config)): CallRuntime {
-  const egress = createEgress({ allow });
-  const live = new Set<CallSession>();
+/**
+ * The runtime of a process's calls. A heartbeat renews the lease of every call this process
+ * holds (ringing or active) in one statement, every third of the lease; a call another process's
+ * sweep has ended meanwhile (this one stalled past its lease) is ended here too.
+ */
+export function createCallRuntime(options: CallRuntimeOptions): CallRuntime {
+  const live = new Map<string, CallSession>();
+  const beat = async () => {
+    try {
+      const held = await options.renewLeases(options.owner);
+      for (const [id, session] of live) if (!held.has(id)) void session.end('server_lost');
+    } catch (err) {
+      options.log.warn({ err }, 'could not renew call leases; trying again');
+    }
+  };
+  const heartbeat = setInterval(() => void beat(), Math.max(100, options.leaseMs / 3)).unref();
   return {
-    llm,
-    send: (request) => egress.request(request),
-    limits: { idleMs: config.callIdleMs, maxMs: config.callMaxMs },
+    owner: options.owner,
+    llm: options.llm,
+    send: options.send,
+    limits: options.limits,
     track(session) {
-      live.add(session);
-      void session.done.then(() => live.delete(session));
+      live.set(session.callId, session);
+      void session.done.then(() => live.delete(session.callId));
     },
     async endAll(reason) {
-      await Promise.all([...live].map((s) => s.end(reason)));
+      await Promise.all([...live.values()].map((s) => s.end(reason)));
     },
-    close: async () => {
-      await Promise.all([egress.close(), llm.close()]);
+    close() {
+      clearInterval(heartbeat);
     },
   };
 }

@@ -1,24 +1,34 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { EndReason, ServerFrame } from './frames.ts';
-import { outcomeOf, type CallSetup, type CallState, type SessionDeps, type ToolInvocation, type TranscriptEntry } from './record.ts';
+import { describeLlmFailure } from './llm.ts';
+import {
+  outcomeOf, type CallFailure, type CallLogEntry, type CallSetup, type SessionDeps, type ToolInvocation, type TranscriptEntry,
+} from './record.ts';
 import type { ToolCallRequest, ToolCallResult } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
-import { runTurn, type TurnHost } from './turn.ts';
+import { historyWindow, runTurn, type TurnHost } from './turn.ts';
 
 const MAX_WAITING = 20;
+const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /**
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
- * the idle and total limits, and the record. Ending is idempotent and aborts whatever runs.
+ * the idle, total, turn and transcript limits, and the record, appended as the call runs.
+ * Ending is idempotent and aborts whatever runs.
  */
-export class CallSession implements CallState {
+export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   readonly toolInvocations: ToolInvocation[] = [];
   private readonly messages: ChatCompletionMessageParam[] = [];
   private readonly inbox: string[] = [];
+  private readonly pending: CallLogEntry[] = [];
   private readonly abort = new AbortController();
   private transport: CallTransport | null = null;
   private running = false;
+  private turns = 0;
+  private transcriptBytes = 0;
+  /** performance.now() when the current turn's user message arrived, until its first output. */
+  private turnStartedAt: number | null = null;
   private ending: Promise<void> | null = null;
   private saving: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
@@ -38,11 +48,12 @@ export class CallSession implements CallState {
 
   start(transport: CallTransport): void {
     this.transport = transport;
-    if (this.setup.systemPrompt) this.messages.push({ role: 'system', content: this.setup.systemPrompt });
-    this.emit({ type: 'call_started', callId: this.setup.callId });
+    const { unfilled } = this.setup;
+    this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}) });
     if (this.setup.greeting) {
       this.messages.push({ role: 'assistant', content: this.setup.greeting });
       this.say(this.setup.greeting);
+      this.checkpoint();
     }
     this.maxTimer = setTimeout(() => void this.end('max_duration'), this.deps.limits.maxMs).unref();
     this.touch();
@@ -56,8 +67,8 @@ export class CallSession implements CallState {
     if (!this.running) void this.drain();
   }
 
-  end(reason: EndReason): Promise<void> {
-    this.ending ??= this.finish(reason);
+  end(reason: EndReason, failure: CallFailure | null = null): Promise<void> {
+    this.ending ??= this.finish(reason, failure);
     return this.ending;
   }
 
@@ -65,7 +76,16 @@ export class CallSession implements CallState {
     this.running = true;
     try {
       for (let text = this.inbox.shift(); text !== undefined && !this.ending; text = this.inbox.shift()) {
-        this.transcript.push({ role: 'user', text, at: this.now() });
+        const { maxTurns, maxTranscriptBytes } = this.deps.limits;
+        if (this.turns >= maxTurns || this.transcriptBytes + utf8(text) > maxTranscriptBytes) {
+          const limit = this.turns >= maxTurns ? `${maxTurns} turns` : `${Math.round(maxTranscriptBytes / 1024)} KiB of transcript`;
+          this.emit({ type: 'error', message: `This call has reached its limit of ${limit}; it ends` });
+          void this.end('limit_reached');
+          return;
+        }
+        this.turns++;
+        this.turnStartedAt = performance.now();
+        this.log({ role: 'user', text, at: this.now() });
         this.messages.push({ role: 'user', content: text });
         await runTurn(this.turnHost());
         this.touch();
@@ -73,10 +93,10 @@ export class CallSession implements CallState {
       }
     } catch (err) {
       if (!this.abort.signal.aborted) {
-        const status = (err as { status?: unknown }).status;
-        this.deps.log.warn({ callId: this.callId, error: err instanceof Error ? err.name : 'unknown', status }, 'LLM request failed; ending the call');
-        this.emit({ type: 'error', message: 'The language model did not answer; the call ends' });
-        void this.end('error');
+        const failure = describeLlmFailure(err);
+        this.deps.log.warn({ callId: this.callId, failure }, 'LLM request failed; ending the call');
+        this.emit({ type: 'error', message: `The language model failed (${failure.statusCode ? `HTTP ${failure.statusCode}: ` : ''}${failure.message}); the call ends` });
+        void this.end('error', failure);
       }
     } finally {
       this.running = false;
@@ -89,12 +109,17 @@ export class CallSession implements CallState {
       send: this.deps.send,
       settings: this.setup.settings,
       tools: this.setup.tools,
-      messages: this.messages,
       toolContext: {
         callId: this.callId, traceId: this.setup.traceId, clock: this.deps.clock, signal: this.abort.signal,
         transport: this.transport?.info ?? { type: 'websocket' },
       },
+      history: () => {
+        const conversation = historyWindow(this.messages, this.deps.limits.historyMessages);
+        return this.setup.systemPrompt ? [{ role: 'system', content: this.setup.systemPrompt }, ...conversation] : conversation;
+      },
+      remember: (message) => this.messages.push(message),
       emit: (frame) => this.emit(frame),
+      delta: (text) => this.emit({ type: 'assistant_delta', text }),
       say: (text) => this.say(text),
       recordTool: (call, result) => this.recordTool(call, result),
     };
@@ -102,15 +127,29 @@ export class CallSession implements CallState {
 
   private recordTool(call: ToolCallRequest, result: ToolCallResult): void {
     const { ok, statusCode, latencyMs, outcome } = result;
-    this.toolInvocations.push({ id: call.id, name: call.name, arguments: result.parameters, ok, statusCode, latencyMs, outcome, at: this.now() });
+    const invocation: ToolInvocation = { id: call.id, name: call.name, arguments: result.parameters, ok, statusCode, latencyMs, outcome, at: this.now() };
+    this.toolInvocations.push(invocation);
+    this.pending.push({ kind: 'tool', invocation });
     if (!ok) {
       this.deps.log.warn({ callId: this.callId, tool: call.name, outcome, statusCode, latencyMs, detail: result.detail }, 'tool call failed');
     }
   }
 
   private say(text: string): void {
-    this.transcript.push({ role: 'assistant', text, at: this.now() });
+    const entry: TranscriptEntry = { role: 'assistant', text, at: this.now() };
+    if (this.turnStartedAt !== null) {
+      entry.latencyMs = Math.round(performance.now() - this.turnStartedAt);
+      this.turnStartedAt = null;
+    }
+    this.log(entry);
     this.emit({ type: 'assistant_message', text });
+  }
+
+  /** Keeps an utterance in the transcript and queues it for the record. */
+  private log(entry: TranscriptEntry): void {
+    this.transcript.push(entry);
+    this.transcriptBytes += utf8(entry.text);
+    this.pending.push({ kind: 'utterance', entry });
   }
 
   private emit(frame: ServerFrame): void {
@@ -126,21 +165,24 @@ export class CallSession implements CallState {
     this.idleTimer = setTimeout(() => void this.end('idle_timeout'), this.deps.limits.idleMs).unref();
   }
 
-  /** Writes are chained so they land in order; a failed one is logged and the call goes on. */
+  /** Appends what the call said since the last checkpoint; writes are chained so they land in order. */
   private checkpoint(): void {
+    if (!this.pending.length) return;
+    const entries = this.pending.splice(0);
     this.saving = this.saving
-      .then(() => this.deps.recorder.checkpoint(this))
+      .then(() => this.deps.recorder.append(entries))
       .catch((err: unknown) => this.deps.log.error({ err, callId: this.callId }, 'could not save the call transcript'));
   }
 
-  private async finish(reason: EndReason): Promise<void> {
+  private async finish(reason: EndReason, failure: CallFailure | null): Promise<void> {
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
     this.abort.abort();
+    this.checkpoint();
     await this.saving;
     const outcome = outcomeOf(reason, this.transcript.some((e) => e.role === 'user'));
     try {
-      await this.deps.recorder.finish(this, reason, outcome);
+      await this.deps.recorder.finish({ reason, outcome, failure, transcript: this.transcript, toolInvocations: this.toolInvocations });
     } catch (err) {
       this.deps.log.error({ err, callId: this.callId }, 'could not record the end of the call');
     }

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import { EgressError, type EgressRequest, type EgressResponse } from '../egress/client.ts';
 import type { ToolWebhook } from './tools.ts';
 import type { TransportInfo } from './transports/transport.ts';
-import { sign } from '../modules/events/signing.ts';
+import { sign } from '../crypto/webhook-signing.ts';
 
 /** What the LLM gets instead of a result, whatever went wrong (contract.md: one generic string). */
 export const TOOL_FAILURE = 'Tool call failed: the tool server did not return a usable result.';

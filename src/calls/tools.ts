@@ -1,6 +1,5 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import type { StoredExtension } from '../modules/assistants/items.ts';
 
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 10;
 
@@ -19,7 +18,7 @@ export interface ToolWebhook {
  * The assistant's tool_webhook extensions as the call uses them. Secrets are opened once per
  * call and live only in the session's memory; they never reach a frame, a record or a log.
  */
-export function toolWebhooksOf(extensions: readonly StoredExtension[], box: SecretBox): ToolWebhook[] {
+export function toolWebhooksOf(extensions: readonly { type: string; parameters: Record<string, unknown> }[], box: SecretBox): ToolWebhook[] {
   return extensions
     .filter((e) => e.type === 'tool_webhook')
     .map((e) => {

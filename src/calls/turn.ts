@@ -13,10 +13,15 @@ export interface TurnHost {
   readonly send: EgressSend;
   readonly settings: LlmSettings;
   readonly tools: readonly ToolWebhook[];
-  readonly messages: ChatCompletionMessageParam[];
   readonly toolContext: ToolCallContext;
+  /** The messages to send the LLM now (the system prompt and a window of the conversation). */
+  history(): ChatCompletionMessageParam[];
+  /** Adds a message to the conversation. */
+  remember(message: ChatCompletionMessageParam): void;
   emit(frame: ServerFrame): void;
-  /** A complete assistant utterance: sent as assistant_message and kept in the transcript (not in messages). */
+  /** Text is streaming out of the LLM (for voice: the next sentence may be spoken). */
+  delta(text: string): void;
+  /** A complete assistant utterance: sent as assistant_message and kept in the transcript. */
   say(text: string): void;
   recordTool(call: ToolCallRequest, result: ToolCallResult): void;
 }
@@ -31,20 +36,20 @@ export async function runTurn(host: TurnHost): Promise<void> {
   const byName = new Map(host.tools.map((t) => [t.name, t]));
   for (let round = 0; round < MAX_ROUNDS && !signal.aborted; round++) {
     const result = await host.llm.round({
-      messages: host.messages,
+      messages: host.history(),
       tools: specs,
       settings: host.settings,
       toolChoice: round === MAX_ROUNDS - 1 ? 'none' : 'auto',
       signal,
-      onDelta: (text) => host.emit({ type: 'assistant_delta', text }),
+      onDelta: (text) => host.delta(text),
     });
     if (signal.aborted) return;
     if (result.text) host.say(result.text);
     if (!result.toolCalls.length) {
-      if (result.text) host.messages.push({ role: 'assistant', content: result.text });
+      if (result.text) host.remember({ role: 'assistant', content: result.text });
       return;
     }
-    host.messages.push({
+    host.remember({
       role: 'assistant',
       content: result.text || null,
       tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
@@ -61,6 +66,19 @@ export async function runTurn(host: TurnHost): Promise<void> {
       }),
     );
     if (signal.aborted) return;
-    result.toolCalls.forEach((call, i) => host.messages.push({ role: 'tool', tool_call_id: call.id, content: results[i]?.content ?? '' }));
+    result.toolCalls.forEach((call, i) => host.remember({ role: 'tool', tool_call_id: call.id, content: results[i]?.content ?? '' }));
   }
+}
+
+/**
+ * The last `size` messages of a conversation, starting at a user message so that an assistant
+ * tool call is never sent without the tool results that answer it (or the reverse).
+ */
+export function historyWindow(messages: readonly ChatCompletionMessageParam[], size: number): ChatCompletionMessageParam[] {
+  if (messages.length <= size) return [...messages];
+  let start = messages.length - size;
+  while (start < messages.length && messages[start]?.role !== 'user') start++;
+  // One turn longer than the window (many tool rounds): keep the whole turn from its user message.
+  if (start === messages.length) start = messages.findLastIndex((m) => m.role === 'user');
+  return messages.slice(Math.max(0, start));
 }

@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
-import type { DatabaseConfig } from '../config.ts';
+import { ensurePrivateDir, type DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -39,6 +39,9 @@ function pgTypes(): pg.CustomTypesConfig {
 
 const STATEMENT_CACHE_SIZE = 500;
 
+/** PostgreSQL waits (docs/limits.md); migrations lift the statement timeout for their own transaction. */
+export const PG_TIMEOUTS = { connectMs: 5_000, statementMs: 15_000, idleInTransactionMs: 30_000 } as const;
+
 /**
  * Kysely prepares every query anew, and preparing costs more than running a small query on
  * better-sqlite3. The queries are built from a fixed set of shapes with bound parameters, so
@@ -64,7 +67,12 @@ function withStatementCache(sqlite: SQLite.Database) {
 
 export function openDatabase(config: DatabaseConfig, options: { poolSize?: number } = {}): Db {
   if (config.dialect === 'sqlite') {
-    if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
+    if (config.filename !== ':memory:') {
+      // The data folder 0700 and the database 0600 before SQLite opens it: its WAL and shared-memory
+      // files take the database file's mode.
+      ensurePrivateDir(dirname(config.filename));
+      if (!existsSync(config.filename)) closeSync(openSync(config.filename, 'a', 0o600));
+    }
     const sqlite = new SQLite(config.filename);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
@@ -89,6 +97,12 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     connectionString: config.connectionString,
     max: options.poolSize ?? 10,
     types: pgTypes(),
+    // A database that is down or frozen must turn into a quick 503, not requests hanging for
+    // minutes: bounded waits for a connection, for a statement, and for an idle transaction.
+    connectionTimeoutMillis: PG_TIMEOUTS.connectMs,
+    statement_timeout: PG_TIMEOUTS.statementMs,
+    query_timeout: PG_TIMEOUTS.statementMs + 2_000,
+    idle_in_transaction_session_timeout: PG_TIMEOUTS.idleInTransactionMs,
   });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => {});

@@ -29,6 +29,7 @@ async function pendingAndApply(trx: Transaction<AnyDb>, dialect: Dialect): Promi
     await migration.up(trx, dialect);
     await trx
       .insertInto('parley_migrations')
+      // The wall clock on purpose: this records when the schema changed, outside any injected time.
       .values({ name: migration.name, applied_at: new Date().toISOString() })
       .execute();
     done.push(migration.name);
@@ -45,6 +46,8 @@ export async function migrate(db: Db): Promise<string[]> {
   const kysely = db.kysely as unknown as Kysely<AnyDb>;
   if (db.dialect === 'postgres') {
     return kysely.transaction().execute(async (trx) => {
+      // A migration may rewrite a big table: no statement timeout inside it, and no lock wait for ever either.
+      await sql`set local statement_timeout = 0`.execute(trx);
       await sql`select pg_advisory_xact_lock(${PG_MIGRATION_LOCK})`.execute(trx);
       return pendingAndApply(trx, 'postgres');
     });

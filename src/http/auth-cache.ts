@@ -18,10 +18,11 @@ export function bumpAuthEpoch(trx: Kysely<Database> | Transaction<Database>): Pr
  * Remembers authenticated tokens and existing tenants for as long as the auth epoch stays the
  * same. Each request still reads the epoch, one primary-key read, so a revocation made by any
  * process is honoured on the very next request, while the token and tenant lookups are skipped.
+ * Each app builds its own cache: nothing is shared between app instances.
  */
 export class AuthCache<P> {
   private readonly epochQuery: CompiledQuery<{ value: number }>;
-  private readonly principals = new Map<string, { principal: P; expiresAt: string | null; epoch: number }>();
+  private readonly principals = new Map<string, { principal: P; expiresAt: number | null; epoch: number }>();
   private readonly tenants = new Map<string, number>();
 
   constructor(private readonly db: Db) {
@@ -33,14 +34,15 @@ export class AuthCache<P> {
     return Number(rows[0]?.value ?? 0);
   }
 
-  principal(token: string, epoch: number, now: string): P | undefined {
+  /** `now` in epoch milliseconds: expiry is compared as an instant, never as text. */
+  principal(token: string, epoch: number, now: number): P | undefined {
     const entry = this.principals.get(token);
     if (!entry || entry.epoch !== epoch || (entry.expiresAt !== null && entry.expiresAt <= now)) return undefined;
     return entry.principal;
   }
 
   rememberPrincipal(token: string, principal: P, expiresAt: string | null, epoch: number): void {
-    remember(this.principals, token, { principal, expiresAt, epoch });
+    remember(this.principals, token, { principal, expiresAt: expiresAt === null ? null : Date.parse(expiresAt), epoch });
   }
 
   tenantKnown(key: string, epoch: number): boolean {

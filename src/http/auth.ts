@@ -1,12 +1,11 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../db/database.ts';
-import { readJson } from '../db/values.ts';
-import { forbidden, notFound, unauthorized } from './errors.ts';
-import type { Permission } from '../modules/tokens/permissions.ts';
-import { hashSecret, parseToken, secretMatches } from '../modules/tokens/token-secret.ts';
-import { timingSafeEqual } from 'node:crypto';
-import { AuthCache } from './auth-cache.ts';
+import type { Context } from '../context.ts';
+import { forbidden, unauthorized } from './errors.ts';
+import type { AuthCache } from './auth-cache.ts';
+
+/** `<resource>:<read|write>`; the feature modules name the resources. */
+export type Permission = `${string}:${'read' | 'write'}`;
 
 export type Principal =
   | { kind: 'admin' }
@@ -16,6 +15,8 @@ export type Principal =
       vendorId: string;
       organizationId: string | null;
       permissions: ReadonlySet<Permission>;
+      /** The token's own expiry: what it mints may not outlive it. */
+      expiresAt: string | null;
     };
 
 /** Who may call a route: nobody needs a token, only the platform admin, or a token within a vendor / organization. */
@@ -24,44 +25,24 @@ export type AuthRule =
   | { scope: 'admin' }
   | { scope: 'vendor' | 'organization'; permission: Permission };
 
+/** Turns a bearer token into a principal, or throws 401. Given by the tokens module (app.ts wires it). */
+export type Authenticate = (token: string) => Promise<{ principal: Principal; expiresAt: string | null }>;
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthRule;
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** The auth epoch read for this request (tenant checks reuse it). */
+    authEpoch: number;
+    /** Set by the scope plugin once the path's vendor (and organization) are known to exist. */
+    tenantChecked: boolean;
   }
 }
-
-const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
 export function hasPermission(principal: Principal, permission: Permission): boolean {
   return principal.kind === 'admin' || principal.permissions.has(permission);
-}
-
-async function authenticate(db: Db, adminHash: Buffer, value: string): Promise<{ principal: Principal; expiresAt: string | null }> {
-  const parsed = parseToken(value);
-  if (!parsed) {
-    const given = Buffer.from(hashSecret(value), 'hex');
-    if (timingSafeEqual(given, adminHash)) return { principal: { kind: 'admin' }, expiresAt: null };
-    throw unauthorized();
-  }
-  const row = await db.kysely
-    .selectFrom('api_tokens')
-    .select(['id', 'vendor_id', 'organization_id', 'permissions', 'secret_hash', 'expires_at', 'revoked_at'])
-    .where('public_id', '=', parsed.publicId)
-    .executeTakeFirst();
-  if (!row || !secretMatches(parsed.secret, row.secret_hash)) throw unauthorized();
-  if (row.revoked_at) throw unauthorized('Token has been revoked');
-  if (row.expires_at && row.expires_at <= new Date().toISOString()) throw unauthorized('Token has expired');
-  const principal: Principal = {
-    kind: 'token',
-    tokenId: row.id,
-    vendorId: row.vendor_id,
-    organizationId: row.organization_id,
-    permissions: new Set(readJson<Permission[]>(row.permissions)),
-  };
-  return { principal, expiresAt: row.expires_at };
 }
 
 /** Scope and permission, decided from the path alone so no database state leaks through a 403. */
@@ -75,34 +56,22 @@ function authorize(principal: Principal, rule: AuthRule, params: Record<string, 
   if (!principal.permissions.has(rule.permission)) throw forbidden(`Missing permission ${rule.permission}`);
 }
 
-async function checkTenantExists(db: Db, rule: AuthRule, params: Record<string, string | undefined>): Promise<void> {
-  if (rule.scope !== 'vendor' && rule.scope !== 'organization') return;
-  const { vendorId = '', organizationId = '' } = params;
-  if (!UUID.test(vendorId)) throw notFound('Vendor');
-  if (rule.scope === 'organization') {
-    if (!UUID.test(organizationId)) throw notFound('Organization');
-    const org = await db.kysely
-      .selectFrom('organizations')
-      .select('id')
-      .where('id', '=', organizationId)
-      .where('vendor_id', '=', vendorId)
-      .executeTakeFirst();
-    if (org) return;
-  }
-  const vendor = await db.kysely.selectFrom('vendors').select('id').where('id', '=', vendorId).executeTakeFirst();
-  if (!vendor) throw notFound('Vendor');
-  if (rule.scope === 'organization') throw notFound('Organization');
+/** `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 9110 §11.1). */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header ? /^bearer ([\x21-\x7e]{1,512})$/i.exec(header)?.[1] : undefined;
 }
 
 /**
- * The one place that decides 401, 403 and 404 for tenancy: every route declares an
- * `auth` rule in its config, and a route without one is refused rather than left open.
+ * The one place that decides 401 and 403: every route declares an `auth` rule in its config,
+ * and a route without one is refused rather than left open. Tenant existence (404) is checked
+ * by the scope plugins the vendor and organization routes are registered under (http/scope.ts).
  */
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { db: Db; adminTokenHash: string }) => {
-    const adminHash = Buffer.from(opts.adminTokenHash, 'hex');
-    const cache = new AuthCache<Principal>(opts.db);
+  async (app: FastifyInstance, opts: { ctx: Context; authenticate: Authenticate; cache: AuthCache<Principal> }) => {
+    const { cache } = opts;
     app.decorateRequest('principal', null);
+    app.decorateRequest('authEpoch', 0);
+    app.decorateRequest('tenantChecked', false);
     app.addHook('onRequest', async (request: FastifyRequest) => {
       const rule = request.routeOptions.config.auth;
       if (rule?.scope === 'public') return;
@@ -111,25 +80,24 @@ export const authPlugin = fp(
         if (request.is404 || !request.routeOptions.url?.startsWith('/api/')) return;
         throw forbidden('Route has no access rule');
       }
-      const header = request.headers.authorization;
-      const token = header ? /^Bearer ([\x21-\x7e]{1,512})$/.exec(header)?.[1] : undefined;
+      const token = bearerToken(request.headers.authorization);
       if (!token) throw unauthorized();
       const epoch = await cache.epoch();
-      const now = new Date().toISOString();
+      const now = opts.ctx.clock.now().getTime();
       let principal = cache.principal(token, epoch, now);
       if (!principal) {
-        const found = await authenticate(opts.db, adminHash, token);
+        const found = await opts.authenticate(token);
         principal = found.principal;
         cache.rememberPrincipal(token, principal, found.expiresAt, epoch);
       }
-      const params = request.params as Record<string, string>;
-      authorize(principal, rule, params);
-      const tenantKey = `${rule.scope}:${params.vendorId}:${params.organizationId}`;
-      if (!cache.tenantKnown(tenantKey, epoch)) {
-        await checkTenantExists(opts.db, rule, params);
-        cache.rememberTenant(tenantKey, epoch);
-      }
+      authorize(principal, rule, request.params as Record<string, string>);
       request.principal = principal;
+      request.authEpoch = epoch;
+    });
+    // Fail closed: a vendor or organization route must sit under its scope plugin, whose hook checks the tenant exists.
+    app.addHook('preHandler', async (request) => {
+      const scope = request.routeOptions.config.auth?.scope;
+      if ((scope === 'vendor' || scope === 'organization') && !request.tenantChecked) throw forbidden('Route has no tenant scope');
     });
   },
   { name: 'parley-auth' },

@@ -59,12 +59,15 @@ export function responses<T extends TSchema>(
   return out;
 }
 
+/** The response time, from the app's one clock. */
+export const stamp = (request: FastifyRequest): string => request.server.ctx.clock.now().toISOString();
+
 export function envelope<T>(request: FastifyRequest, data: T, message?: string) {
   return {
     success: true,
     ...(message ? { message } : {}),
     data,
-    timestamp: new Date().toISOString(),
+    timestamp: stamp(request),
     traceId: request.id,
   };
 }
@@ -76,7 +79,7 @@ export function envelope<T>(request: FastifyRequest, data: T, message?: string) 
 export function sendJsonEnvelope(request: FastifyRequest, reply: FastifyReply, dataJson: string) {
   return reply
     .type('application/json; charset=utf-8')
-    .send(`{"success":true,"data":${dataJson},"timestamp":"${new Date().toISOString()}","traceId":${JSON.stringify(request.id)}}`);
+    .send(`{"success":true,"data":${dataJson},"timestamp":"${stamp(request)}","traceId":${JSON.stringify(request.id)}}`);
 }
 
 export function sendCreated<T>(request: FastifyRequest, reply: FastifyReply, location: string, data: T) {

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { databaseTrouble } from './db-errors.ts';
 
 export const ERROR_CODES = {
   400: 'VALIDATION_FAILED',
@@ -55,13 +56,27 @@ interface AjvError {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  /** With Ajv's `verbose`: the schema holding the failed keyword. */
+  parentSchema?: { oneOf?: { properties?: Record<string, { const?: unknown }> }[] };
 }
+
+const listed = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
 
 export function validationDetails(errors: AjvError[]): ErrorDetail[] {
   return errors.map((e) => {
     let path = jsonPointerToPath(e.instancePath);
     let message = e.message ?? 'is invalid';
-    if (e.keyword === 'additionalProperties') {
+    if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+      message = `must be one of: ${listed(e.params.allowedValues)}`;
+    } else if (e.keyword === 'const') {
+      message = `must be ${JSON.stringify(e.params.allowedValue)}`;
+    } else if (e.keyword === 'discriminator') {
+      // An unknown (or missing) `type` of a schema told apart by its type: name the known ones.
+      const tag = String(e.params.tag);
+      const known = (e.parentSchema?.oneOf ?? []).map((branch) => branch.properties?.[tag]?.const).filter((v) => v !== undefined);
+      path = [path, tag].filter(Boolean).join('.');
+      message = known.length ? `must be one of: ${listed(known)}` : message;
+    } else if (e.keyword === 'additionalProperties') {
       path = [path, String(e.params.additionalProperty)].filter(Boolean).join('.');
       message = 'is not an allowed field';
     } else if (e.keyword === 'required') {
@@ -77,7 +92,8 @@ function errorBody(request: FastifyRequest, status: ErrorStatus, message: string
     success: false,
     message,
     data: null,
-    timestamp: new Date().toISOString(),
+    // The router's own errors can come before the app is decorated; fall back to the system clock there.
+    timestamp: (request.server?.ctx?.clock.now() ?? new Date()).toISOString(),
     traceId: request.id,
     error: { code: ERROR_CODES[status], details },
   };
@@ -144,6 +160,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : (fromFastifyError(error) ?? fromDatabaseError(error));
     if (known) return sendError(request, reply, known);
+    const trouble = databaseTrouble(error);
+    if (trouble) {
+      // Not our bug: the database is away, full or overloaded. Say so, and when to try again.
+      request.log.error({ err: error, trouble: trouble.reason }, trouble.reason === 'disk_full' ? 'database write failed: the disk is full' : `database ${trouble.reason}`);
+      reply.header('retry-after', '5');
+      return sendError(request, reply, new AppError(503, trouble.reason === 'disk_full' ? 'The service cannot store data right now (disk full); try again later' : 'The database is unavailable; try again shortly'));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new AppError(500, 'Internal server error'));
   });

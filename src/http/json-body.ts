@@ -1,17 +1,51 @@
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from './errors.ts';
+import { badRequest, type AppError } from './errors.ts';
 
-function hasNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 64 || value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => hasNul(v, depth + 1));
-  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v, depth + 1));
+/** Deeper JSON than this is refused: no field of ours needs it, and serialising it again could overflow the stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * What no stored JSON may hold, found without recursion (a hostile body may be thousands of
+ * levels deep): nesting past MAX_JSON_DEPTH, a NUL character (PostgreSQL cannot store it in text)
+ * or a lone UTF-16 surrogate (not valid Unicode: PostgreSQL refuses it, SQLite would silently
+ * change it). Both dialects answer the same 400, naming where.
+ */
+export function jsonProblem(value: unknown): AppError | null {
+  const stack: [unknown, number, string][] = [[value, 0, '']];
+  while (stack.length) {
+    const [item, depth, path] = stack.pop() as [unknown, number, string];
+    if (typeof item === 'string') {
+      const problem = textProblem(item);
+      if (problem) return badRequest(`Text must not contain ${problem}`, [{ path: path || '(body)', message: `contains ${problem}` }]);
+      continue;
+    }
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      return badRequest(`JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, [{ path: path || '(body)', message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }]);
+    }
+    if (Array.isArray(item)) {
+      item.forEach((child, i) => stack.push([child, depth + 1, `${path}[${i}]`]));
+      continue;
+    }
+    for (const [key, child] of Object.entries(item)) {
+      const where = path ? `${path}.${key}` : key;
+      const problem = textProblem(key);
+      if (problem) return badRequest(`Text must not contain ${problem}`, [{ path: where, message: `its name contains ${problem}` }]);
+      stack.push([child, depth + 1, where]);
+    }
+  }
+  return null;
+}
+
+function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'NUL characters (\\u0000)';
+  if (!text.isWellFormed()) return 'lone UTF-16 surrogates (invalid Unicode)';
+  return null;
 }
 
 /**
  * The JSON body parser: Fastify's own (which refuses `__proto__` and `constructor.prototype`),
- * plus a refusal of NUL characters, which PostgreSQL cannot store in text and which no field of
- * ours has a use for; both dialects answer the same 400.
+ * plus the refusals of jsonProblem.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -19,8 +53,8 @@ export function registerJsonBody(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     void parse(request, body.toString(), (err, value) => {
       if (err) return done(err, undefined);
-      if (hasNul(value)) return done(badRequest('Text must not contain NUL characters', [{ path: '(body)', message: 'contains \\u0000' }]), undefined);
-      return done(null, value);
+      const problem = jsonProblem(value);
+      return problem ? done(problem, undefined) : done(null, value);
     });
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyServerOptions } from 'fastify';
+import type { LoggerOptions } from 'pino';
 
 /** Keys whose values never reach a log line, wherever they sit in a logged object. */
 const SECRET_KEYS = ['authorization', 'password', 'secret', 'token', 'headers', 'apiKey', 'cookie'];
@@ -15,7 +15,7 @@ function scrubUrl(url: string): string {
   return url.replace(/([?&](?:token|access_token)=)[^&]*/gi, '$1[Redacted]');
 }
 
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
     redact: { paths: REDACT_PATHS, censor: '[Redacted]' },

@@ -1,5 +1,7 @@
 import { Type, type TProperties } from 'typebox';
 import { sql, type SelectQueryBuilder } from 'kysely';
+import type { FastifyRequest } from 'fastify';
+import { stamp } from './envelope.ts';
 import { badRequest } from './errors.ts';
 
 /** Beyond this an offset means nothing useful and only costs a scan (and 1e308 overflows the database). */
@@ -74,19 +76,19 @@ export async function fetchPage<Row>(
   request: PageQuery,
   sortable: SortColumns,
   totalElements: number | (() => Promise<number>),
-  table?: string,
+  options: { table?: string; tiebreak?: string } = {},
 ): Promise<Page<Row>> {
   const keys = parseSort(request.sort, sortable);
   let q = query;
-  const prefix = table ? `${table}.` : '';
+  const prefix = options.table ? `${options.table}.` : '';
   for (const key of keys) q = q.orderBy(sql.ref(prefix + key.column), key.direction);
-  q = q.orderBy(sql.ref(`${prefix}id`), keys.at(-1)?.direction ?? 'asc');
+  q = q.orderBy(sql.ref(prefix + (options.tiebreak ?? 'id')), keys.at(-1)?.direction ?? 'asc');
   const items = await q.limit(request.size).offset(request.page * request.size).execute();
   const total = typeof totalElements === 'number' ? totalElements : await totalElements();
   return { items, page: request.page, size: request.size, totalElements: total };
 }
 
-export function pageBody<T>(traceId: string, page: Page<T>) {
+export function pageBody<T>(request: FastifyRequest, page: Page<T>) {
   return {
     success: true,
     data: page.items,
@@ -94,7 +96,7 @@ export function pageBody<T>(traceId: string, page: Page<T>) {
     size: page.size,
     totalElements: page.totalElements,
     totalPages: Math.ceil(page.totalElements / page.size),
-    timestamp: new Date().toISOString(),
-    traceId,
+    timestamp: stamp(request),
+    traceId: request.id,
   };
 }

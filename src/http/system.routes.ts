@@ -3,9 +3,12 @@ import { Type } from 'typebox';
 import { ping } from '../db/database.ts';
 import { Envelope, envelope } from './envelope.ts';
 import { AppError } from './errors.ts';
+import { databaseTrouble } from './db-errors.ts';
 
 const open = { auth: { scope: 'public' } } as const;
 const Status = Envelope(Type.Object({ status: Type.String() }));
+/** /readyz answers within this long, whatever the database does. */
+export const READY_TIMEOUT_MS = 1_000;
 
 /** Liveness, readiness, metrics and the OpenAPI document: no token needed. */
 export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -16,13 +19,24 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/readyz', {
     config: open,
-    schema: { tags: ['System'], summary: 'The database is reachable', response: { 200: Status, 503: Type.Ref('ErrorEnvelope') } },
-  }, async (request) => {
+    schema: {
+      tags: ['System'], summary: 'The database answers (within a second)',
+      response: { 200: Status, 503: Type.Ref('ErrorEnvelope') },
+    },
+  }, async (request, reply) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the database did not answer within a second')), READY_TIMEOUT_MS);
+    });
     try {
-      await ping(app.db);
+      await Promise.race([ping(app.ctx.db), timeout]);
     } catch (err) {
-      request.log.warn({ err }, 'readiness check failed');
-      throw new AppError(503, 'Database unreachable');
+      const trouble = databaseTrouble(err);
+      request.log.warn({ err, trouble: trouble?.reason }, 'readiness check failed');
+      reply.header('retry-after', '5');
+      throw new AppError(503, trouble?.reason === 'disk_full' ? 'Database unavailable: the disk is full' : 'Database unreachable');
+    } finally {
+      clearTimeout(timer);
     }
     return envelope(request, { status: 'ready' });
   });

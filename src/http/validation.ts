@@ -11,6 +11,11 @@ const base: Options = {
   removeAdditional: false,
   useDefaults: true,
   strict: false,
+  // Extensions are one schema per type (oneOf with a discriminator): only the named type's
+  // mistakes are reported, and an unknown type is one clear error.
+  discriminator: true,
+  // Errors carry their schema, so an unknown discriminator value can be answered with the known ones.
+  verbose: true,
 };
 
 function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
@@ -30,4 +35,9 @@ export function registerValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : textAjv).compile(schema),
   );
+}
+
+/** Meta-validates the JSON Schema inside tool specifications (one per app: Ajv keeps caches). */
+export function createToolSpecAjv(): Ajv {
+  return new Ajv({ strict: false, allErrors: true });
 }

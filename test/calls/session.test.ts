@@ -34,7 +34,7 @@ for (const dialect of DIALECTS) {
 
     it('greets first with placeholders filled, then streams each answer and sends it whole', async () => {
       const { id, client } = await w.open(assistantId, { firstName: 'Ada', count: 3, customer: { tier: 'gold' } });
-      assert.deepEqual(client.frames[0], { type: 'call_started', callId: id });
+      assert.deepEqual(client.frames[0], { type: 'call_started', callId: id, unfilledPlaceholders: ['unknown', 'missing'] });
       assert.deepEqual(await client.next(() => true), { type: 'assistant_message', text: 'Hi Ada, you have 3 orders. {{missing}}' });
       const before = w.llm.requests.length;
       w.llm.respond = () => ({ text: 'Your order ships today.' });

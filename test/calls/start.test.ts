@@ -76,6 +76,8 @@ for (const dialect of DIALECTS) {
       const late = await w.startCall(assistantId);
       clock.advance(60_001);
       await assert.rejects(connect(late.websocketUrl), { statusCode: 401 });
+      assert.equal((await callRecord(w, late.id)).status, 'ringing', 'a refused connect writes nothing');
+      await w.t.app.runner.sweepNow();
       const record = await callRecord(w, late.id);
       assert.equal(record.status, 'ended');
       assert.equal(record.endReason, 'not_connected');

@@ -186,8 +186,21 @@ for (const dialect of DIALECTS) {
       client.close();
     });
 
-    it('never logs a header value or secret', () => {
+    it('never logs a header value or secret, even when the tool call fails', async () => {
+      // Self-contained (it must be able to fail when run alone): a failing and a signed tool call are logged here.
+      receiver.answer = (r) => (r.url === '/tools/signed' ? { body: 'signed ok' } : { status: 503, body: `echo ${SECRET_AUTH}` });
+      scriptToolRound(w, [
+        { id: 'l1', name: 'lookup_order', arguments: '{"orderNumber":"L-1"}' },
+        { id: 'l2', name: 'signed_tool', arguments: '{"orderNumber":"L-2"}' },
+      ]);
+      const { client } = await w.open(assistantId);
+      client.send({ type: 'user_message', text: 'Log this' });
+      await client.next('assistant_message');
+      client.send({ type: 'end' });
+      await client.closed;
+      assert.equal(receiver.requests.length, 2, 'both tools were called');
       const logs = w.logs();
+      assert.match(logs, /tool call failed/, 'the failure was logged, so the log was looked at');
       for (const secret of ['hook-secret', SECRET_KEY, SIGNING, 'signing-key-bytes']) assert.ok(!logs.includes(secret), secret);
     });
   });

@@ -7,10 +7,11 @@ import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { migrations } from '../../src/db/migrations/index.ts';
 import { DIALECTS, createTestDatabase } from '../helpers/dialects.ts';
+import { PARLEY } from '../helpers/cli.ts';
 
 function runMigrate(url: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/parley.js', 'migrate'], {
+    const child = spawn(process.execPath, [...PARLEY, 'migrate'], {
       env: { ...process.env, DATABASE_URL: url, PARLEY_SECRET_KEY: randomBytes(32).toString('base64') },
     });
     let out = '';

@@ -17,7 +17,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       clock = new ManualClock('2026-11-18T10:00:00Z');
-      t = await buildTestApp(dialect, EGRESS_ENV, false, { clock });
+      t = await buildTestApp(dialect, EGRESS_ENV, { clock });
       a = await createTenant(t);
       base = `${a.orgPath}/webhook-deliveries`;
       receiver = await startReceiver();
@@ -91,7 +91,7 @@ for (const dialect of DIALECTS) {
       });
       const before = receiver.received.length;
       clock.set(task.nextAttemptAt);
-      assert.equal((await t.app.deliverer.tick()).claimed, 1);
+      assert.equal((await t.app.runner.tick()).claimed.webhook_delivery, 1);
       const release = await held;
       const inFlight = (await t.call('GET', `${base}/${task.id}`)).json().data;
       assert.deepEqual([inFlight.inFlight, inFlight.nextAttemptAt], [true, null]);
@@ -99,7 +99,7 @@ for (const dialect of DIALECTS) {
       assert.equal(refused.statusCode, 409);
       assert.equal(refused.json().error.code, 'CONFLICT');
       release(500);
-      await t.app.deliverer.idle();
+      await t.app.runner.idle();
 
       const res = await t.call('POST', `${base}/${task.id}/redeliver`);
       assert.equal(res.statusCode, 200, res.body);

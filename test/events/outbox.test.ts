@@ -3,11 +3,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../../src/clock.ts';
-import { createDeliverer } from '../../src/modules/events/deliverer.ts';
 import { enqueueEvent } from '../../src/modules/events/outbox.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, createTenant, type TestApp } from '../helpers/app.ts';
-import { EGRESS_ENV, WHSEC, drain, enqueue, signedWith, silentLog, sourceWithHooks, startReceiver, type Received } from './support.ts';
+import { EGRESS_ENV, WHSEC, deliveryRunner, drain, enqueue, signedWith, sourceWithHooks, startReceiver, type Received } from './support.ts';
 
 const HOUR = 60 * 60_000;
 const EVENTS = 500;
@@ -18,10 +17,12 @@ for (const dialect of DIALECTS) {
   describe(`the outbox (${dialect})`, () => {
     it(`${EVENTS} call-end events reach a receiver failing every other request, across two restarts`, async (ctx) => {
       const clock = new ManualClock(new Date());
-      let t: TestApp = await buildTestApp(dialect, EGRESS_ENV, false, { clock });
-      // Every other request fails; every 17th is slow, so that a restart finds some in flight.
+      let t: TestApp = await buildTestApp(dialect, EGRESS_ENV, { clock });
+      // Every other request fails; every 17th is slow, and all are while an abrupt restart is
+      // under way, so that it finds some in flight.
+      let slow = false;
       const receiver = await startReceiver(async (n) => {
-        if (n % 17 === 0) await sleep(300);
+        if (slow || n % 17 === 0) await sleep(300);
         return n % 2 === 1 ? 500 : 200;
       });
       try {
@@ -56,14 +57,16 @@ for (const dialect of DIALECTS) {
         const restart = async (abrupt: boolean) => {
           if (abrupt) {
             // Requests in flight are cut off unrecorded, as when a process dies: their leases bring them back.
-            await t.app.deliverer.tick();
+            slow = true;
+            await t.app.runner.tick();
             await sleep(100);
-            assert.ok(t.app.deliverer.inFlight > 0, 'the restart finds requests in flight');
-            await t.app.deliverer.stop(0);
+            assert.ok(t.app.runner.running('webhook_delivery') > 0, 'the restart finds requests in flight');
+            await t.app.runner.stop(0);
+            slow = false;
           }
           await t.app.close();
           await t.db.close();
-          t = await buildTestApp(dialect, EGRESS_ENV, false, { clock, reuse: t });
+          t = await buildTestApp(dialect, EGRESS_ENV, { clock, reuse: t });
         };
 
         await assert.rejects(t.db.kysely.transaction().execute(async (trx) => {
@@ -141,12 +144,12 @@ for (const dialect of DIALECTS) {
 
     it('workers sharing one database claim each delivery once; a started worker works through a backlog without waiting to poll', async () => {
       const clock = new ManualClock(new Date());
-      const t = await buildTestApp(dialect, EGRESS_ENV, false, { clock });
+      const t = await buildTestApp(dialect, EGRESS_ENV, { clock });
       const receiver = await startReceiver(async () => {
         await sleep(5);
         return 200;
       });
-      const workers = [0, 1, 2].map(() => createDeliverer(t.config, t.db, silentLog, { clock, pollMs: 60_000 }));
+      const workers = [0, 1, 2].map(() => deliveryRunner(t, { pollMs: 60_000 }));
       try {
         const a = await createTenant(t);
         const source = await sourceWithHooks(t, a, [{ type: 'call_ended', url: `${receiver.url}/shared`, secret: WHSEC }]);
@@ -157,7 +160,7 @@ for (const dialect of DIALECTS) {
         for (;;) {
           const results = await Promise.all(workers.map((w) => w.tick()));
           await Promise.all(workers.map((w) => w.idle()));
-          const round = results.reduce((sum, r) => sum + r.claimed, 0);
+          const round = results.reduce((sum, r) => sum + (r.claimed.webhook_delivery ?? 0), 0);
           if (round === 0) break;
           claimed += round;
         }
@@ -175,7 +178,7 @@ for (const dialect of DIALECTS) {
         while (receiver.received.length < 350 && Date.now() < deadline) await sleep(20);
         assert.equal(receiver.received.length, 350, 'the backlog was delivered without waiting for the next poll');
       } finally {
-        await Promise.all(workers.map((w) => w.stop()));
+        await Promise.all(workers.map(async (w) => { await w.stop(); await w.closeEgress(); }));
         await receiver.close();
         await t.close();
       }

@@ -1,11 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.ts';
-import { Deliverer } from '../../src/modules/events/deliverer.ts';
-import { parseAllowList } from '../../src/egress/policy.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
-import { EGRESS_ENV, WHSEC, drain, enqueue, putHooks, silentLog, sourceWithHooks, startReceiver } from './support.ts';
+import { EGRESS_ENV, WHSEC, deliveryRunner, drain, enqueue, putHooks, sourceWithHooks, startReceiver } from './support.ts';
 
 const HOUR = 60 * 60_000;
 
@@ -17,7 +15,7 @@ for (const dialect of DIALECTS) {
     let receiver: Awaited<ReturnType<typeof startReceiver>>;
     before(async () => {
       clock = new ManualClock('2026-11-18T10:00:00Z');
-      t = await buildTestApp(dialect, EGRESS_ENV, false, { clock });
+      t = await buildTestApp(dialect, EGRESS_ENV, { clock });
       a = await createTenant(t);
       receiver = await startReceiver();
     });
@@ -26,8 +24,12 @@ for (const dialect of DIALECTS) {
       await t.close();
     });
 
-    /** A fresh source with one call_ended hook at `path`, and one event for it; returns the delivery. */
+    /**
+     * A fresh source with one call_ended hook at `path`, and one event for it; returns the delivery.
+     * Each case starts without the circuit history of the shared receiver (the clock moves back between cases).
+     */
     async function oneDelivery(path: string) {
+      await t.db.kysely.deleteFrom('webhook_endpoints').execute();
       const source = await sourceWithHooks(t, a, [{ type: 'call_ended', url: `${receiver.url}${path}`, secret: WHSEC }]);
       await enqueue(t, { organizationId: a.organizationId, sourceKind: 'assistant', sourceId: source.id, type: 'call_ended', payload: { callId: path } }, clock.now());
       const list = await t.call('GET', `${a.orgPath}/webhook-deliveries?hookId=${source.hookIds[0]}`);
@@ -117,10 +119,11 @@ for (const dialect of DIALECTS) {
       receiver.decide = (_n, req) => (req.path === '/slow' ? new Promise((resolve) => setTimeout(() => resolve(200), 1_000)) : 200);
       const { id } = await oneDelivery('/slow');
       // The app's deliverer waits 10 s; one with a short timeout shows the same path quickly.
-      const quick = new Deliverer({ db: t.db, clock, box: t.app.secrets, allow: t.app.egressAllow, log: silentLog, timeoutMs: 200 });
-      assert.equal((await quick.tick()).claimed, 1);
+      const quick = deliveryRunner(t, { timeoutMs: 200 });
+      assert.equal((await quick.tick()).claimed.webhook_delivery, 1);
       await quick.idle();
       await quick.stop();
+      await quick.closeEgress();
       const d = await delivery(id);
       assert.deepEqual([d.status, d.lastStatusCode, d.attemptCount], ['pending', null, 1]);
       assert.match(d.lastError, /timed out after 200ms/);
@@ -129,11 +132,12 @@ for (const dialect of DIALECTS) {
 
     it('an address outside the egress allow list is a failed attempt, not a request', async () => {
       clock.set('2026-11-18T10:00:00Z');
-      const strict = new Deliverer({ db: t.db, clock, box: t.app.secrets, allow: parseAllowList(''), log: silentLog });
+      const strict = deliveryRunner(t, { allow: '' });
       const { id } = await oneDelivery('/refused');
       await strict.tick();
       await strict.idle();
       await strict.stop();
+      await strict.closeEgress();
       const d = await delivery(id);
       assert.deepEqual([d.status, d.lastStatusCode], ['pending', null]);
       assert.match(d.lastError, /refused/);
@@ -161,10 +165,10 @@ for (const dialect of DIALECTS) {
       assert.equal(await drain(t), 0, 'the lease still holds');
       assert.equal((await delivery(id)).inFlight, true);
       clock.set('2026-11-18T10:02:00Z');
-      const result = await t.app.deliverer.tick();
-      await t.app.deliverer.idle();
-      assert.equal(result.reclaimed, 1);
-      assert.ok(result.claimed >= 1);
+      const result = await t.app.runner.tick();
+      await t.app.runner.idle();
+      assert.equal(result.reclaimed.webhook_delivery, 1);
+      assert.ok((result.claimed.webhook_delivery ?? 0) >= 1);
       const d = await delivery(id);
       assert.deepEqual([d.status, d.attemptCount], ['delivered', 2]);
       assert.deepEqual(d.attempts.map((x: { error: string | null }) => x.error), [

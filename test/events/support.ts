@@ -3,6 +3,11 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Tenant, TestApp } from '../helpers/app.ts';
+import type { Context } from '../../src/context.ts';
+import { createEgress } from '../../src/egress/client.ts';
+import { parseAllowList } from '../../src/egress/policy.ts';
+import { Runner } from '../../src/jobs/runner.ts';
+import { DELIVERY_JOB, deliveryJobs } from '../../src/modules/events/deliveries.jobs.ts';
 import { enqueueEvent, type OutboxEvent } from '../../src/modules/events/outbox.ts';
 
 export const EGRESS_ENV = { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' };
@@ -79,19 +84,32 @@ export async function putHooks(t: TestApp, url: string, hooks: HookSpec[]) {
   assert.equal(res.statusCode, 200, res.body);
 }
 
-export function enqueue(t: TestApp, event: OutboxEvent, now?: Date): Promise<void> {
+export function enqueue(t: TestApp, event: OutboxEvent, now: Date = t.ctx.clock.now()): Promise<void> {
   return t.db.kysely.transaction().execute((trx) => enqueueEvent(trx, event, now));
 }
 
 /** Ticks until nothing more is due or reclaimable at the current clock time. */
-export async function drain(t: TestApp): Promise<number> {
+export async function drain(t: TestApp, runner: Runner = t.app.runner): Promise<number> {
   let claimed = 0;
   for (;;) {
-    const result = await t.app.deliverer.tick();
-    await t.app.deliverer.idle();
-    claimed += result.claimed;
-    if (result.claimed === 0 && result.reclaimed === 0) return claimed;
+    const result = await runner.tick();
+    await runner.idle();
+    const got = result.claimed[DELIVERY_JOB] ?? 0;
+    claimed += got;
+    if (got === 0 && (result.reclaimed[DELIVERY_JOB] ?? 0) === 0) return claimed;
   }
+}
+
+/**
+ * A runner of webhook deliveries alone, beside the app's (another worker process, as it were),
+ * optionally with its own request timeout or egress allow list.
+ */
+export function deliveryRunner(t: TestApp, options: { timeoutMs?: number; allow?: string; pollMs?: number } = {}): Runner & { closeEgress(): Promise<void> } {
+  const own = options.allow === undefined ? null : createEgress({ allow: parseAllowList(options.allow) });
+  const ctx: Context = own ? { ...t.ctx, egress: { allow: parseAllowList(options.allow), request: (r) => own.request(r) } } : t.ctx;
+  const runner = new Runner(t.ctx.clock, silentLog, options.pollMs ? { pollMs: options.pollMs } : {});
+  runner.register(deliveryJobs(ctx, { leaseMs: t.config.leaseMs, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }));
+  return Object.assign(runner, { closeEgress: async () => { await own?.close(); } });
 }
 
 /** The webhook-signature entries of a request, checked with the official library's signer. */

@@ -1,44 +1,60 @@
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppOptions } from '../../src/app.ts';
+import type { Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { createContext, type Context } from '../../src/context.ts';
 import { openDatabase, type Db, type Dialect } from '../../src/db/database.ts';
+import { loggerOptions } from '../../src/http/logging.ts';
 import { createTestDatabase, type TestDatabase } from './dialects.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-with-enough-length';
 
 export interface TestApp {
   app: FastifyInstance;
+  ctx: Context;
   db: Db;
   config: Config;
   database: TestDatabase;
+  /** Everything the app logged, as text (with the production redaction applied). */
+  logs(): string;
   /** app.inject with JSON body and bearer token conveniences. */
   call(method: InjectOptions['method'], url: string, opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
+export interface TestAppOptions extends Pick<AppOptions, 'dialer' | 'onRoute' | 'llm'> {
+  clock?: Clock;
+  /** The database and config (secret key included) of an app closed before, without dropping: a restart. */
+  reuse?: Pick<TestApp, 'database' | 'config'>;
+  /** The log level the app logs at (its lines are kept for logs()). */
+  logLevel?: string;
+}
+
 /** A fresh migrated app on a fresh database of the dialect, as the service builds itself. */
-export async function buildTestApp(
-  dialect: Dialect,
-  env: Record<string, string> = {},
-  logger: unknown = false,
-  extra: Pick<AppOptions, 'clock' | 'dialer' | 'onRoute'> & { reuse?: Pick<TestApp, 'database' | 'config'> } = {},
-): Promise<TestApp> {
-  // `reuse`: the database and config (secret key included) of an app closed before, without dropping: a restart.
-  const { reuse, ...options } = extra;
+export async function buildTestApp(dialect: Dialect, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const { reuse, clock, logLevel = 'warn', ...appOptions } = options;
   const database = reuse?.database ?? (await createTestDatabase(dialect));
   const config = reuse?.config ?? loadConfig(
-    { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', ...env },
+    { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: logLevel, ...env },
     { database: database.config, secretKey: randomBytes(32) },
   );
   const db = openDatabase(config.database, { poolSize: 5 });
-  const app = await buildApp({ config, db, logger: logger as never, ...options });
+  const lines: string[] = [];
+  const stream = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(chunk.toString('utf8')); done(); } });
+  const log = pino({ ...loggerOptions(logLevel) }, stream);
+  const ctx = createContext(config, { db, log, ...(clock ? { clock } : {}) });
+  const app = await buildApp(ctx, appOptions);
   await app.ready();
   return {
     app,
+    ctx,
     db,
     config,
     database,
+    logs: () => lines.join(''),
     call: (method, url, opts = {}) => {
       const token = opts.token === undefined ? ADMIN_TOKEN : opts.token;
       const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...opts.headers };
@@ -46,6 +62,7 @@ export async function buildTestApp(
     },
     close: async () => {
       await app.close();
+      await ctx.close();
       await db.close();
       await database.drop();
     },

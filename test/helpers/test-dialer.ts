@@ -1,4 +1,4 @@
-import type { DialOutcome, DialRequest, Dialer } from '../../src/jobs/dialer.ts';
+import type { DialOutcome, DialRequest, Dialer } from '../../src/modules/tasks/dialer.ts';
 
 type Script = (request: DialRequest) => DialOutcome | 'hold';
 

@@ -4,8 +4,9 @@
  * process by test/jobs/workers.test.ts, which may SIGKILL it mid-call.
  */
 import { loadConfig } from '../../src/config.ts';
-import type { Dialer } from '../../src/jobs/dialer.ts';
-import { runWorker } from '../../src/jobs/worker.ts';
+import { createContext } from '../../src/context.ts';
+import type { Dialer } from '../../src/modules/tasks/dialer.ts';
+import { runWorker } from '../../src/workers.ts';
 
 const recorder = process.env.RECORDER_URL as string;
 
@@ -23,5 +24,5 @@ const dialer: Dialer = {
   },
 };
 
-await runWorker(loadConfig(), { dialer, pollMs: Number(process.env.POLL_MS ?? 20) });
+await runWorker(createContext(loadConfig()), { dialer, pollMs: Number(process.env.POLL_MS ?? 20) });
 process.stdout.write('ready\n');

@@ -122,15 +122,18 @@ for (const dialect of DIALECTS) {
     it('answers a generic envelope with no stack, SQL or message', async () => {
       const { buildApp } = await import('../../src/app.ts');
       const { loadConfig } = await import('../../src/config.ts');
+      const { createContext } = await import('../../src/context.ts');
       const { createTestDatabase } = await import('../helpers/dialects.ts');
       const database = await createTestDatabase(dialect);
-      const config = loadConfig({ PARLEY_ADMIN_TOKEN: 'x'.repeat(32) }, { database: database.config, secretKey: Buffer.alloc(32) });
-      const app = await buildApp({ config, logger: false });
+      const config = loadConfig({ PARLEY_ADMIN_TOKEN: 'x'.repeat(32), LOG_LEVEL: 'silent' }, { database: database.config, secretKey: Buffer.alloc(32) });
+      const ctx = createContext(config);
+      const app = await buildApp(ctx);
       app.get('/api/v1/boom', { config: { auth: { scope: 'public' } } }, async () => {
         throw new Error('SELECT password FROM users WHERE secret = 42');
       });
       const res = await app.inject({ method: 'GET', url: '/api/v1/boom' });
       await app.close();
+      await ctx.close();
       await database.drop();
       const body = assertError(res, 500, 'INTERNAL');
       assert.equal(body.message, 'Internal server error');

@@ -13,9 +13,9 @@ for (const dialect of DIALECTS) {
     let a: Tenant;
     const clock = new ManualClock('2026-11-18T10:00:05Z');
     before(async () => {
-      t = await buildTestApp(dialect, { PARLEY_RATE_LIMIT_PER_MINUTE: String(LIMIT) }, false, { clock });
+      t = await buildTestApp(dialect, { PARLEY_RATE_LIMIT_PER_MINUTE: String(LIMIT) }, { clock });
       // A second process on the same database, sharing the quota.
-      second = await buildTestApp(dialect, {}, false, { clock, reuse: { database: t.database, config: t.config } });
+      second = await buildTestApp(dialect, {}, { clock, reuse: { database: t.database, config: t.config } });
       a = await createTenant(t);
     });
     after(async () => {

@@ -103,7 +103,8 @@ for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
         DATABASE_URL: t.database.url,
         PARLEY_SECRET_KEY: randomBytes(32).toString('base64'),
         RECORDER_URL: `http://127.0.0.1:${(recorder.server.address() as AddressInfo).port}/call`,
-        PARLEY_LEASE_SECONDS: '2',
+        // Renewed every third of it: 5 s leaves room for a loaded CI machine to be slow without a live worker losing a call.
+        PARLEY_LEASE_SECONDS: '5',
         PARLEY_RETRY_BASE_SECONDS: '0.2',
       };
       workers.push(...(await Promise.all([spawnWorker(env), spawnWorker(env), spawnWorker(env)])));

@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
         systemPrompt: 'You are the front desk of {{company}}.',
         systemPromptGreeting: 'Hello, how can I help?',
         llmAudioContentGenerationStrategyId: strategyId,
-        extensions: [toolWebhook('lookup_order'), { type: 'transfer_call', parameters: { target: { number: '+4930123456' } } }],
+        extensions: [toolWebhook('lookup_order'), { type: 'transfer_call', parameters: { destination: '+4930123456' } }],
         callEventHooks: [hook('transcript_ready'), hook('call_ended', 'plain-secret')],
         ...overrides,
       });
@@ -44,7 +44,7 @@ for (const dialect of DIALECTS) {
         for (const item of [...data.extensions, ...data.callEventHooks]) assert.match(item.id, /^[\da-f-]{36}$/);
         assert.equal(data.extensions[0].name, 'lookup_order');
         assert.deepEqual(data.extensions[0].parameters.headers, { Authorization: MASK });
-        assert.deepEqual(data.extensions[1], { id: data.extensions[1].id, name: 'transfer_call', type: 'transfer_call', parameters: { target: { number: '+4930123456' } } });
+        assert.deepEqual(data.extensions[1], { id: data.extensions[1].id, name: 'transfer_call', type: 'transfer_call', parameters: { destination: '+4930123456' } });
         assert.deepEqual(data.callEventHooks.map((h: any) => h.parameters.secret), [MASK, MASK]);
         const read = await t.call('GET', res.headers.location);
         assert.deepEqual(read.json().data, data);
@@ -86,9 +86,9 @@ for (const dialect of DIALECTS) {
         // The masked header kept the stored secret value.
         const row = await t.db.kysely.selectFrom('assistants').select(['extensions', 'call_event_hooks']).where('id', '=', created.id).executeTakeFirstOrThrow();
         const stored = typeof row.extensions === 'string' ? JSON.parse(row.extensions) : row.extensions;
-        assert.equal(t.app.secrets.open(stored[0].parameters.headers.Authorization), 'Bearer webhook-token-lookup_order');
+        assert.equal(t.ctx.secrets.open(stored[0].parameters.headers.Authorization), 'Bearer webhook-token-lookup_order');
         const hooks = typeof row.call_event_hooks === 'string' ? JSON.parse(row.call_event_hooks) : row.call_event_hooks;
-        assert.equal(t.app.secrets.open(hooks[0].secret), 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
+        assert.equal(t.ctx.secrets.open(hooks[0].secret), 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
       });
 
       it('PUT: an id that is not an item of this resource is a 400 and changes nothing', async () => {

@@ -60,12 +60,33 @@ for (const dialect of DIALECTS) {
       });
     }
 
-    it('other extension types keep any JSON parameters', async () => {
-      const parameters = { anything: [1, { deep: null }], flag: true, text: 'x' };
-      const res = await t.call('POST', url, { body: { name: 'x', extensions: [{ type: 'custom_thing', name: 'Mine', parameters }] } });
-      assert.equal(res.statusCode, 201);
-      assert.deepEqual(res.json().data.extensions[0].parameters, parameters);
-      assert.equal(res.json().data.extensions[0].name, 'Mine');
+    it('an unknown extension type is a 400 that lists the known ones, and a known one is checked by its own schema', async () => {
+      const typo = await t.call('POST', url, { body: { name: 'x', extensions: [{ type: 'tool_webhok', parameters: {} }] } });
+      assert.equal(typo.statusCode, 400);
+      const detail = typo.json().error.details.find((d: { path: string }) => d.path === 'extensions[0].type');
+      assert.ok(detail, typo.body);
+      for (const known of ['tool_webhook', 'end_call', 'transfer_call', 'send_dtmf']) assert.match(detail.message, new RegExp(known));
+      assert.equal(typo.json().error.details.length, 1, 'only the unknown type is reported, not every schema it does not match');
+      const transfer = await t.call('POST', url, { body: { name: 'x', extensions: [{ type: 'transfer_call', parameters: { destination: 'nowhere' } }] } });
+      assert.equal(transfer.statusCode, 400);
+      assert.ok(transfer.json().error.details.some((d: { path: string }) => d.path === 'extensions[0].parameters.destination'), transfer.body);
+      const ok = await t.call('POST', url, { body: { name: 'Call control', extensions: [
+        { type: 'end_call', parameters: { message: 'Goodbye!' } },
+        { type: 'transfer_call', parameters: { destination: 'sip:desk@pbx.example.com', message: 'Transferring you now.' } },
+        { type: 'send_dtmf', parameters: {} },
+      ] } });
+      assert.equal(ok.statusCode, 201, ok.body);
+      assert.deepEqual(ok.json().data.extensions.map((e: { name: string }) => e.name), ['end_call', 'transfer_call', 'send_dtmf']);
+      const twice = await t.call('POST', url, { body: { name: 'x', extensions: [{ type: 'end_call', parameters: {} }, { type: 'end_call', parameters: {} }] } });
+      assert.equal(twice.statusCode, 400);
+      assert.ok(twice.json().error.details.some((d: { path: string }) => d.path === 'extensions[1].type'), twice.body);
+    });
+
+    it('a nested mistake inside the tool specification is found (the JSON Schema is meta-validated)', async () => {
+      const schema = JSON.stringify({ name: 'second', parameters: { type: 'object', properties: { tags: { type: 'array', items: 'oops' } } } });
+      const res = await t.call('POST', url, { body: { name: 'x', extensions: [toolWebhook('second', { schema })] } });
+      assert.equal(res.statusCode, 400);
+      assert.ok(res.json().error.details.some((d: { path: string; message: string }) => d.path === 'extensions[0].parameters.schema' && /items/.test(d.message)), res.body);
     });
 
     it('hooks: unknown type, bad URL, missing secret and masked secret on a new hook are 400s', async () => {
@@ -85,7 +106,7 @@ for (const dialect of DIALECTS) {
 
     it('nothing was created by any rejected request', async () => {
       const list = await t.call('GET', url);
-      assert.equal(list.json().totalElements, 1, 'only the custom_thing assistant');
+      assert.equal(list.json().totalElements, 1, 'only the call-control assistant');
     });
 
     it('no secret is stored in plain text: header values and hook secrets are sealed', async () => {

@@ -1,8 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import { REDACT_PATHS } from '../../src/http/logging.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { startKamailio, type Kamailio } from '../helpers/kamailio.ts';
@@ -18,7 +16,6 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let a: Tenant;
     let url: string;
-    const logLines: string[] = [];
     /** Every response body this suite saw, to prove no password is ever in one. */
     const bodies: string[] = [];
     const call: TestApp['call'] = async (method, path, opts) => {
@@ -32,13 +29,7 @@ for (const dialect of DIALECTS) {
     const validate = async (location: string) => (await call('POST', `${location}/validate`)).json().data;
 
     before(async () => {
-      const stream = new Writable({
-        write(chunk: Buffer, _enc, done) {
-          logLines.push(chunk.toString());
-          done();
-        },
-      });
-      t = await buildTestApp(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' }, { level: 'debug', stream, redact: REDACT_PATHS });
+      t = await buildTestApp(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' }, { logLevel: 'debug' });
       a = await createTenant(t);
       url = `${a.orgPath}/sip/credentials`;
     });
@@ -64,7 +55,16 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(list.data, [data]);
 
       const replaced = { name: 'Renamed', hostname: 'sip.example.com', port: 5080, transport: 'tcp', username: 'bob', maxAgentTasks: 5 };
-      assert.equal((await call('PUT', location, { body: replaced })).statusCode, 200);
+      // A kept password never follows a new server: moving the trunk needs the password again.
+      const moved = await call('PUT', location, { body: replaced });
+      assert.equal(moved.statusCode, 400);
+      assert.deepEqual(moved.json().error.details.map((d: { path: string }) => d.path), ['password']);
+      assert.equal((await call('GET', location)).json().data.hostname, k.host, 'nothing changed');
+      assert.equal((await call('PUT', location, { body: { ...replaced, password: '********' } })).statusCode, 400, 'the mask keeps nothing on a move');
+      // Renaming on the same server keeps the stored password.
+      const { organizationId: _o, ...writable } = fields;
+      assert.equal((await call('PUT', location, { body: { ...writable, name: 'Main trunk, renamed' } })).statusCode, 200);
+      assert.equal((await call('PUT', location, { body: { ...replaced, password: 'new secret' } })).statusCode, 200);
       const read = (await call('GET', location)).json().data;
       assert.deepEqual({ name: read.name, hostname: read.hostname, port: read.port, transport: read.transport, username: read.username, maxAgentTasks: read.maxAgentTasks }, replaced);
       assert.ok(read.updatedAt >= data.updatedAt);
@@ -113,7 +113,7 @@ for (const dialect of DIALECTS) {
       assert.equal(rows.length, 1);
       assert.match(String(rows[0]?.password_sealed), /^enc:v1:/);
       assert.ok(!JSON.stringify(rows).includes(k.password), 'not in the table');
-      const logs = logLines.join('');
+      const logs = t.logs();
       assert.ok(logs.includes('sip register: response'), 'the validation was logged at debug');
       assert.ok(!logs.includes(k.password), 'not in the log');
       assert.equal((await call('DELETE', location)).statusCode, 200);

@@ -1,36 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import SQLite from 'better-sqlite3';
 import { DIALECTS, createTestDatabase } from '../helpers/dialects.ts';
+import { freePort, kill, startService } from '../helpers/service-process.ts';
 
 const ADMIN = 'crash-test-admin-token-0123456789';
 const CREATES = 1000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startService(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/parley.js', 'serve'], {
-    env: { ...process.env, ...env, PARLEY_ADMIN_TOKEN: ADMIN, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error' },
-    stdio: 'ignore',
-  });
-  const base = `http://127.0.0.1:${env.PORT}`;
-  for (let i = 0; i < 200; i++) {
-    const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (up) return child;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('service did not start');
-}
 
 for (const dialect of DIALECTS) {
   describe(`crash safety (${dialect})`, () => {
@@ -43,7 +19,7 @@ for (const dialect of DIALECTS) {
         const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
         return { status: res.status, body: (await res.json()) as { data: { id: string } }, location: res.headers.get('location') };
       };
-      let service = await startService(env);
+      let service = (await startService({ ...env, PARLEY_ADMIN_TOKEN: ADMIN })).child;
       try {
         const vendor = await post('/api/v1/vendors', { name: 'Crash' });
         const org = await post(`/api/v1/vendors/${vendor.body.data.id}/organizations`, { name: 'Crash org' });
@@ -70,7 +46,7 @@ for (const dialect of DIALECTS) {
         await Promise.all(Array.from({ length: 50 }, worker));
         assert.ok(killed, 'the service was killed mid-run');
         assert.ok(acknowledged.length >= 300 && acknowledged.length < CREATES, `${acknowledged.length} acknowledged`);
-        if (service.exitCode === null && service.signalCode === null) await new Promise((r) => service.once('exit', r));
+        await kill(service);
 
         if (dialect === 'sqlite') {
           const file = database.url.slice('sqlite:'.length);
@@ -79,7 +55,7 @@ for (const dialect of DIALECTS) {
           sqlite.close();
         }
 
-        service = await startService(env);
+        service = (await startService({ ...env, PARLEY_ADMIN_TOKEN: ADMIN })).child;
         const missing: string[] = [];
         for (const location of acknowledged) {
           const res = await fetch(base + location, { headers });
@@ -87,7 +63,7 @@ for (const dialect of DIALECTS) {
         }
         assert.deepEqual(missing, [], 'acknowledged creates lost');
       } finally {
-        service.kill('SIGKILL');
+        await kill(service);
         await database.drop();
       }
     });

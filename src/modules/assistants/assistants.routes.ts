@@ -5,31 +5,33 @@ import { prepared } from '../../db/prepared.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendJsonEnvelope } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
-import { assistantCounter, etagOf, toAssistant, assistantJsonCached, type Kind } from './assistants.repository.ts';
+import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
+import { assistantCounter, createReadCache, etagOf, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
-import { createAssistant, deleteAssistant, updateAssistant } from './assistants.service.ts';
+import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
 
 export interface AssistantRouteOptions {
   kind: Kind;
+  deps: AssistantDeps;
 }
 
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'ETag from a GET; a stale one is a 412' })) });
 
 /** Assistants and agents: one set of routes, registered once per kind. */
-export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> = async (app, { kind }) => {
+export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> = async (app, { kind, deps }) => {
   const plural = kind === 'agent' ? 'agents' : 'assistants';
   const Title = kind === 'agent' ? 'Agent' : 'Assistant';
   const idParam = `${kind}Id`;
-  const BASE = `${ORG_PATH}/${plural}`;
+  const BASE = `/${plural}`;
   const ITEM = `${BASE}/:${idParam}`;
   const ItemParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, [idParam]: Uuid });
   const tags = [kind === 'agent' ? 'Agents' : 'Assistants'];
   const read = { auth: { scope: 'organization', permission: `${plural}:read` } } as const;
   const write = { auth: { scope: 'organization', permission: `${plural}:write` } } as const;
-  const deps = { db: app.db.kysely, box: app.secrets, allow: app.egressAllow };
-  const { kysely } = app.db;
-  const findOne = prepared(app.db, (organizationId: string, id: string) =>
+  const { db } = app.ctx;
+  const { kysely } = db;
+  const assistantJsonCached = createReadCache();
+  const findOne = prepared(db, (organizationId: string, id: string) =>
     kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id),
   );
   // The id parameter's name depends on the kind, so TypeBox types the params as a record.
@@ -55,7 +57,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     const { organizationId } = request.params;
     const query = kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind);
     const page = await fetchPage(query, request.query, BASE_SORT, () => readCounter(kysely, assistantCounter(kind, organizationId)));
-    return pageBody(request.id, { ...page, items: page.items.map(toAssistant) });
+    return pageBody(request, { ...page, items: page.items.map(toAssistant) });
   });
 
   app.get(ITEM, {

@@ -2,48 +2,98 @@ import { Type, type Static } from 'typebox';
 import { DateTime, Name, Uuid } from '../../http/schemas.ts';
 
 export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed'] as const;
-export const LIMITS = { extensions: 50, hooks: 20, systemPrompt: 100_000, greeting: 10_000 } as const;
+export const EXTENSION_TYPES = ['tool_webhook', 'end_call', 'transfer_call', 'send_dtmf'] as const;
+export type ExtensionType = (typeof EXTENSION_TYPES)[number];
+export const LIMITS = { extensions: 50, hooks: 10, systemPrompt: 100_000, greeting: 10_000, toolHeaders: 32 } as const;
 
 const NullableId = Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'An existing item id updates it; null or absent creates one' }));
-const ExtensionType = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_]*$', examples: ['tool_webhook'] });
+const Description = Type.String({ minLength: 1, maxLength: 1000, description: 'Tells the LLM when to use it' });
 
 export const Extension = Type.Object(
   {
     id: Uuid,
     name: Type.String(),
-    type: Type.String(),
-    parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'Type-specific; tool_webhook header values read as ********' }),
+    type: Type.String({ enum: [...EXTENSION_TYPES] }),
+    parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'Type-specific; tool_webhook header values and signingSecret read as ********' }),
   },
   { title: 'LlmExtension' },
 );
 
-export const ExtensionWrite = Type.Object(
+export const ToolWebhookParameters = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'The tool name the LLM sees: 1-64 letters, digits, _ or -' }),
+    serverUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives the POST' }),
+    schema: Type.String({ maxLength: 64 * 1024, description: 'The tool specification as a JSON string: { name, description, parameters: { type: "object", properties, required } }' }),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 8192 }), {
+      maxProperties: LIMITS.toolHeaders, description: 'Static headers on every request; values are write-only (read as ********)',
+    })),
+    timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, description: 'Default 10' })),
+    signingSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Signs each request (Standard Webhooks); write-only' })),
+  },
+  { additionalProperties: false, title: 'ToolWebhookParameters' },
+);
+
+export const EndCallParameters = Type.Object(
+  {
+    description: Type.Optional(Description),
+    message: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Said before hanging up when the LLM gives no last sentence' })),
+  },
+  { additionalProperties: false, title: 'EndCallParameters' },
+);
+
+export const TransferCallParameters = Type.Object(
+  {
+    destination: Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|sips?:[^\\s]{3,250})$', description: 'E.164 number or sip: URI the call is transferred to' }),
+    message: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Said before the transfer' })),
+    description: Type.Optional(Description),
+  },
+  { additionalProperties: false, title: 'TransferCallParameters' },
+);
+
+export const SendDtmfParameters = Type.Object(
+  { description: Type.Optional(Description) },
+  { additionalProperties: false, title: 'SendDtmfParameters' },
+);
+
+const PARAMETERS = { tool_webhook: ToolWebhookParameters, end_call: EndCallParameters, transfer_call: TransferCallParameters, send_dtmf: SendDtmfParameters } as const;
+
+const extensionOf = <T extends ExtensionType>(type: T) => Type.Object(
   {
     id: NullableId,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    type: ExtensionType,
-    parameters: Type.Record(Type.String(), Type.Unknown()),
+    type: Type.Literal(type),
+    parameters: PARAMETERS[type],
   },
-  {
-    additionalProperties: false,
-    title: 'AssistantUpdateLlmExtension',
-    examples: [{
-      type: 'tool_webhook',
-      parameters: {
-        name: 'lookup_order',
-        serverUrl: 'https://tools.example.com/orders',
-        schema: JSON.stringify({
-          name: 'lookup_order',
-          description: 'Find an order by its number',
-          parameters: { type: 'object', properties: { orderNumber: { type: 'string', description: 'The order number' } }, required: ['orderNumber'] },
-        }),
-        headers: { Authorization: 'Bearer your-webhook-token' },
-        timeoutSeconds: 10,
-      },
-    }],
-  },
+  { additionalProperties: false, title: `${type}Extension` },
 );
-export type ExtensionWrite = Static<typeof ExtensionWrite>;
+
+const EXTENSION_WRITES = EXTENSION_TYPES.map(extensionOf);
+type ExtensionWriteOf<T extends ExtensionType> = Static<ReturnType<typeof extensionOf<T>>>;
+export type ExtensionWrite = { [T in ExtensionType]: ExtensionWriteOf<T> }[ExtensionType];
+
+/**
+ * An extension in a create or update body: one schema per type, told apart by `type`
+ * (OpenAPI discriminator; validation only reports the mistakes of the type that was named).
+ */
+export const ExtensionWrite = Type.Unsafe<ExtensionWrite>({
+  oneOf: EXTENSION_WRITES,
+  discriminator: { propertyName: 'type' },
+  title: 'AssistantUpdateLlmExtension',
+  examples: [{
+    type: 'tool_webhook',
+    parameters: {
+      name: 'lookup_order',
+      serverUrl: 'https://tools.example.com/orders',
+      schema: JSON.stringify({
+        name: 'lookup_order',
+        description: 'Find an order by its number',
+        parameters: { type: 'object', properties: { orderNumber: { type: 'string', description: 'The order number' } }, required: ['orderNumber'] },
+      }),
+      headers: { Authorization: 'Bearer your-webhook-token' },
+      timeoutSeconds: 10,
+    },
+  }],
+});
 
 const HookParameters = Type.Object(
   {
@@ -54,7 +104,7 @@ const HookParameters = Type.Object(
 );
 
 export const CallEventHook = Type.Object(
-  { id: Uuid, type: Type.String(), parameters: Type.Record(Type.String(), Type.String()) },
+  { id: Uuid, type: Type.String({ enum: [...HOOK_TYPES] }), parameters: Type.Record(Type.String(), Type.String()) },
   { title: 'CallEventHook' },
 );
 

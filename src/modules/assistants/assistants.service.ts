@@ -1,8 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { Ajv } from 'ajv';
+import type { Clock } from '../../clock.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { bumpCounter } from '../../db/counters.ts';
 import type { Database } from '../../db/schema.ts';
-import { now, readJson } from '../../db/values.ts';
+import { readJson } from '../../db/values.ts';
 import type { AllowList } from '../../egress/policy.ts';
 import { AppError, badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
 import { assistantCounter, etagOf, findAssistant, type Kind } from './assistants.repository.ts';
@@ -11,41 +13,37 @@ import { mergeExtensions, mergeHooks, type StoredExtension, type StoredHook } fr
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
+/** Checks that a row the body references exists in the same organization (a strategy, a SIP number). */
+export type ReferenceCheck = (db: Executor, organizationId: string, body: AssistantCreate) => Promise<ErrorDetail[]>;
+/**
+ * Runs inside the delete transaction: returns why the assistant or agent cannot be deleted
+ * yet (an agent's unfinished tasks, a live call), or null after removing what goes with it.
+ */
+export type DeleteGuard = (db: Transaction<Database>, kind: Kind, id: string) => Promise<string | null>;
+
 export interface AssistantDeps {
   db: Kysely<Database>;
   box: SecretBox;
   allow: AllowList;
+  clock: Clock;
+  ajv: Ajv;
+  /** The modules whose rows an assistant references; composed in app.ts. */
+  referenceChecks: readonly ReferenceCheck[];
+  /** The modules whose rows hang off an assistant; composed in app.ts. */
+  deleteGuards: readonly DeleteGuard[];
 }
 
-/** Checks that a referenced row exists in the same organization; modules add theirs (SIP numbers). */
-export type ReferenceCheck = (db: Executor, organizationId: string, body: AssistantCreate) => Promise<ErrorDetail[]>;
-/**
- * Runs inside the delete transaction: returns why the assistant or agent cannot be deleted
- * yet (an agent's unfinished tasks), or null after removing what goes with it.
- */
-export type DeleteGuard = (db: Transaction<Database>, kind: Kind, id: string) => Promise<string | null>;
-
-export const referenceChecks: ReferenceCheck[] = [
-  async (db, organizationId, body) => {
-    const id = body.llmAudioContentGenerationStrategyId;
-    if (!id) return [];
-    const found = await db.selectFrom('llm_strategies').select('id').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
-    return found ? [] : [{ path: 'llmAudioContentGenerationStrategyId', message: 'is not an LLM generation strategy of this organization' }];
-  },
-];
-/** Filled by the modules that own rows hanging off an assistant or agent (see app.ts). */
-export const deleteGuards = new Set<DeleteGuard>();
-
-async function checkReferences(db: Executor, organizationId: string, body: AssistantCreate) {
-  const problems = (await Promise.all(referenceChecks.map((check) => check(db, organizationId, body)))).flat();
+async function checkReferences(deps: AssistantDeps, db: Executor, organizationId: string, body: AssistantCreate) {
+  const problems = (await Promise.all(deps.referenceChecks.map((check) => check(db, organizationId, body)))).flat();
   if (problems.length) throw badRequest('Invalid references', problems);
 }
 
+const mergeContext = (deps: AssistantDeps, at: string) => ({ box: deps.box, allow: deps.allow, ajv: deps.ajv, now: at });
+
 export async function createAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, body: AssistantCreate) {
-  const at = now();
-  const ctx = { box: deps.box, allow: deps.allow, now: at };
-  const extensions = mergeExtensions([], body.extensions ?? [], ctx);
-  const hooks = mergeHooks([], body.callEventHooks ?? [], ctx);
+  const at = deps.clock.now().toISOString();
+  const extensions = mergeExtensions([], body.extensions ?? [], mergeContext(deps, at));
+  const hooks = mergeHooks([], body.callEventHooks ?? [], mergeContext(deps, at));
   const row = {
     id: crypto.randomUUID(),
     organization_id: organizationId,
@@ -62,7 +60,7 @@ export async function createAssistant(deps: AssistantDeps, kind: Kind, organizat
     updated_at: at,
   };
   await deps.db.transaction().execute(async (trx) => {
-    await checkReferences(trx, organizationId, body);
+    await checkReferences(deps, trx, organizationId, body);
     await trx.insertInto('assistants').values(row).execute();
     await bumpCounter(trx, assistantCounter(kind, organizationId), 1);
   });
@@ -83,12 +81,11 @@ export async function updateAssistant(deps: AssistantDeps, kind: Kind, organizat
     if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.split(',').map((t) => t.trim()).includes(etagOf(row))) {
       throw new AppError(412, 'The resource changed since you read it (If-Match does not match the ETag)');
     }
-    const at = now();
-    const ctx = { box: deps.box, allow: deps.allow, now: at };
-    const extensions = mergeExtensions(readJson<StoredExtension[]>(row.extensions), body.extensions, ctx);
-    const hooks = mergeHooks(readJson<StoredHook[]>(row.call_event_hooks), body.callEventHooks, ctx);
+    const at = deps.clock.now().toISOString();
+    const extensions = mergeExtensions(readJson<StoredExtension[]>(row.extensions), body.extensions, mergeContext(deps, at));
+    const hooks = mergeHooks(readJson<StoredHook[]>(row.call_event_hooks), body.callEventHooks, mergeContext(deps, at));
     const updated = await deps.db.transaction().execute(async (trx) => {
-      await checkReferences(trx, organizationId, body);
+      await checkReferences(deps, trx, organizationId, body);
       const result = await trx
         .updateTable('assistants')
         .set({
@@ -117,7 +114,7 @@ export async function updateAssistant(deps: AssistantDeps, kind: Kind, organizat
 export async function deleteAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, id: string) {
   await deps.db.transaction().execute(async (trx) => {
     if (!(await findAssistant(trx, kind, organizationId, id))) throw notFound(kind === 'agent' ? 'Agent' : 'Assistant');
-    for (const guard of deleteGuards) {
+    for (const guard of deps.deleteGuards) {
       const reason = await guard(trx, kind, id);
       if (reason) throw conflict(reason);
     }

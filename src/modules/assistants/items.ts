@@ -1,8 +1,12 @@
+import type { Ajv } from 'ajv';
 import { MASK, type SecretBox } from '../../crypto/secret-box.ts';
 import type { AllowList } from '../../egress/policy.ts';
 import { badRequest, type ErrorDetail } from '../../http/errors.ts';
 import type { CallEventHookWrite, ExtensionWrite } from './assistants.schemas.ts';
 import { toolWebhookProblems, urlProblems } from './tool-webhook.ts';
+
+/** The origin a secret is sent to; a kept (masked) secret never follows a change of it. */
+const originOf = (url: unknown) => (typeof url === 'string' ? (URL.parse(url)?.origin ?? url) : '');
 
 /** An extension as stored: tool_webhook header values and signingSecret sealed. */
 export interface StoredExtension {
@@ -22,9 +26,11 @@ export interface StoredHook {
   rotatedAt?: string;
 }
 
-interface MergeContext {
+export interface MergeContext {
   box: SecretBox;
   allow: AllowList;
+  /** Meta-validates tool specifications (JSON Schema of the parameters). */
+  ajv: Ajv;
   now: string;
 }
 
@@ -46,27 +52,33 @@ function matchIds<T extends { id: string }>(existing: readonly T[], incoming: re
   });
 }
 
-/** A write-only value: the mask keeps what is stored, anything else is sealed anew. */
-function keepOrSeal(value: string, stored: string | undefined, path: string, ctx: MergeContext, problems: ErrorDetail[]): string {
+/**
+ * A write-only value: the mask keeps what is stored, anything else is sealed anew. `moved` names
+ * the destination change (a new server URL) that makes a kept secret unsafe: it must be sent again,
+ * or an editor could send a stored Authorization header to a server of their own.
+ */
+function keepOrSeal(value: string, stored: string | undefined, path: string, ctx: MergeContext, problems: ErrorDetail[], moved: string | null = null): string {
   if (value !== MASK) return ctx.box.seal(value);
   if (stored === undefined) problems.push({ path, message: `"${MASK}" keeps a stored value, but none is stored here; send the real value` });
+  else if (moved) problems.push({ path, message: `must be sent again: ${moved}, and a kept secret never follows a new destination` });
   return stored ?? '';
 }
 
 function sealToolWebhook(params: Record<string, unknown>, previous: StoredExtension | undefined, path: string, ctx: MergeContext, problems: ErrorDetail[]) {
   const before = previous?.type === 'tool_webhook' ? previous.parameters : {};
   const storedHeaders = (before.headers ?? {}) as Record<string, string>;
+  const moved = previous && originOf(before.serverUrl) !== originOf(params.serverUrl) ? 'serverUrl changed to another server' : null;
   const out: Record<string, unknown> = { ...params };
   if (params.headers) {
     const sealed: Record<string, string> = {};
     for (const [header, value] of Object.entries(params.headers as Record<string, string>)) {
       const stored = Object.entries(storedHeaders).find(([h]) => h.toLowerCase() === header.toLowerCase())?.[1];
-      sealed[header] = keepOrSeal(value, stored, `${path}.headers.${header}`, ctx, problems);
+      sealed[header] = keepOrSeal(value, stored, `${path}.headers.${header}`, ctx, problems, moved);
     }
     out.headers = sealed;
   }
   if (typeof params.signingSecret === 'string') {
-    out.signingSecret = keepOrSeal(params.signingSecret, before.signingSecret as string | undefined, `${path}.signingSecret`, ctx, problems);
+    out.signingSecret = keepOrSeal(params.signingSecret, before.signingSecret as string | undefined, `${path}.signingSecret`, ctx, problems, moved);
   }
   return out;
 }
@@ -77,18 +89,23 @@ export function mergeExtensions(existing: readonly StoredExtension[], incoming: 
   const toolNames = new Map<string, number>();
   const merged = incoming.map((item, index) => {
     const path = `extensions[${index}].parameters`;
-    let parameters = item.parameters;
+    let parameters: Record<string, unknown> = item.parameters;
     let name = item.name ?? item.type;
     if (item.type === 'tool_webhook') {
-      const found = toolWebhookProblems(parameters, path, ctx.allow);
+      const found = toolWebhookProblems(item.parameters, path, ctx.allow, ctx.ajv);
       problems.push(...found);
       if (!found.length) {
-        name = parameters.name as string;
+        name = item.parameters.name;
         const clash = toolNames.get(name);
         if (clash !== undefined) problems.push({ path: `${path}.name`, message: `"${name}" is already the name of extensions[${clash}]` });
         toolNames.set(name, index);
         parameters = sealToolWebhook(parameters, previous[index], path, ctx, problems);
       }
+    } else {
+      // Call control: the LLM sees it as a function named after its type, once per assistant.
+      const clash = toolNames.get(item.type);
+      if (clash !== undefined) problems.push({ path: `extensions[${index}].type`, message: `extensions[${clash}] is already a tool named ${item.type}; one per assistant` });
+      toolNames.set(item.type, index);
     }
     return { id: previous[index]?.id ?? crypto.randomUUID(), name, type: item.type, parameters };
   });
@@ -99,18 +116,27 @@ export function mergeExtensions(existing: readonly StoredExtension[], incoming: 
 export function mergeHooks(existing: readonly StoredHook[], incoming: readonly CallEventHookWrite[], ctx: MergeContext): StoredHook[] {
   const problems: ErrorDetail[] = [];
   const previous = matchIds(existing, incoming, 'callEventHooks', problems);
+  // Each event goes once to each URL: a second hook of the same type and URL only multiplies deliveries.
+  const seen = new Map<string, number>();
+  incoming.forEach((item, index) => {
+    const key = `${item.type} ${item.parameters.url}`;
+    const first = seen.get(key);
+    if (first !== undefined) problems.push({ path: `callEventHooks[${index}].parameters.url`, message: `callEventHooks[${first}] already sends ${item.type} events to this URL` });
+    else seen.set(key, index);
+  });
   const merged = incoming.map((item, index): StoredHook => {
     const path = `callEventHooks[${index}].parameters`;
     problems.push(...urlProblems(item.parameters.url, `${path}.url`, ctx.allow));
     const before = previous[index];
-    const unchanged = before !== undefined && (item.parameters.secret === MASK || ctx.box.open(before.secret) === item.parameters.secret);
-    const secret = unchanged ? before.secret : keepOrSeal(item.parameters.secret, before?.secret, `${path}.secret`, ctx, problems);
+    const moved = before && originOf(before.url) !== originOf(item.parameters.url) ? 'url changed to another server' : null;
+    const unchanged = before !== undefined && !moved && (item.parameters.secret === MASK || ctx.box.open(before.secret) === item.parameters.secret);
+    const secret = unchanged ? before.secret : keepOrSeal(item.parameters.secret, before?.secret, `${path}.secret`, ctx, problems, moved);
     const hook: StoredHook = { id: before?.id ?? crypto.randomUUID(), type: item.type, url: item.parameters.url, secret };
-    if (before && !unchanged) {
-      // Rotation: the old secret keeps signing beside the new one for 24 hours.
+    if (before && !unchanged && !moved) {
+      // Rotation: the old secret keeps signing beside the new one for 24 hours (never towards a new server).
       hook.previousSecret = before.secret;
       hook.rotatedAt = ctx.now;
-    } else if (before?.previousSecret) {
+    } else if (before?.previousSecret && !moved) {
       hook.previousSecret = before.previousSecret;
       hook.rotatedAt = before.rotatedAt;
     }

@@ -1,3 +1,4 @@
+import type { Ajv } from 'ajv';
 import type { ErrorDetail } from '../../http/errors.ts';
 
 export const PROPERTY_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
@@ -8,9 +9,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /**
  * Checks the `schema` string of a tool_webhook: a function-calling tool spec whose name is the
  * tool's name, whose parameters are an object schema with supported property types, and whose
- * `required` names only existing properties. Every problem names the field and says what is wrong.
+ * `required` names only existing properties, and which is a valid JSON Schema (Ajv's meta-schema).
+ * Every problem names the field and says what is wrong.
  */
-export function toolSchemaProblems(schema: unknown, toolName: unknown, path: string): ErrorDetail[] {
+export function toolSchemaProblems(schema: unknown, toolName: unknown, path: string, ajv: Ajv): ErrorDetail[] {
   if (typeof schema !== 'string') return [{ path, message: 'must be a JSON string of the tool specification' }];
   if (schema.length > MAX_SCHEMA_CHARS) return [{ path, message: `must be at most ${MAX_SCHEMA_CHARS} characters` }];
   let spec: unknown;
@@ -34,6 +36,10 @@ export function toolSchemaProblems(schema: unknown, toolName: unknown, path: str
     return problems;
   }
   if (parameters.type !== 'object') say('"parameters.type" must be "object"');
+  // The whole parameters object must be a valid JSON Schema: nested mistakes (items: "oops") included.
+  if (!ajv.validateSchema(parameters)) {
+    for (const e of (ajv.errors ?? []).slice(0, 5)) say(`"parameters${e.instancePath.replaceAll('/', '.')}" ${e.message ?? 'is not valid JSON Schema'}`);
+  }
   const properties = parameters.properties ?? {};
   if (!isObject(properties)) {
     say('"parameters.properties" must be an object');

@@ -6,6 +6,7 @@ import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { Database } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
 import { findAssistant, type Kind } from '../assistants/assistants.repository.ts';
+import { LIMITS } from '../assistants/assistants.schemas.ts';
 import type { StoredExtension } from '../assistants/items.ts';
 import { findStrategy } from '../strategies/strategies.repository.ts';
 import type { Strategy } from '../strategies/strategies.schemas.ts';
@@ -13,8 +14,9 @@ import type { CallTable } from './calls.table.ts';
 
 /**
  * What a connecting call runs with: the assistant as it is now (prompt and greeting filled
- * from the call's user values), its strategy's model and temperature, and its tool webhooks.
- * Null when the assistant is gone.
+ * from the call's user values, within their limits), its strategy's model and temperature, and
+ * its tool webhooks. Null when the assistant is gone. Throws TemplateTooLongError when the
+ * assistant changed since the start so that the values no longer fit.
  */
 export async function loadCallSetup(db: Kysely<Database>, box: SecretBox, defaultModel: string, call: Selectable<CallTable>): Promise<CallSetup | null> {
   const source = await findAssistant(db, call.kind as Kind, call.organization_id, call.assistant_id);
@@ -22,12 +24,14 @@ export async function loadCallSetup(db: Kysely<Database>, box: SecretBox, defaul
   const strategy = source.strategy_id ? await findStrategy(db, call.organization_id, source.strategy_id) : undefined;
   const parameters = strategy ? readJson<Strategy['parameters']>(strategy.parameters) : {};
   const values = readJson<Record<string, unknown>>(call.user_values);
-  const fill = (text: string | null) => (text ? fillPlaceholders(text, values) : null);
+  const prompt = source.system_prompt ? fillPlaceholders(source.system_prompt, values, LIMITS.systemPrompt) : null;
+  const greeting = source.system_prompt_greeting ? fillPlaceholders(source.system_prompt_greeting, values, LIMITS.greeting) : null;
   return {
     callId: call.id,
     traceId: call.trace_id,
-    systemPrompt: fill(source.system_prompt),
-    greeting: fill(source.system_prompt_greeting),
+    systemPrompt: prompt?.text ?? null,
+    greeting: greeting?.text ?? null,
+    unfilled: [...new Set([...(prompt?.unfilled ?? []), ...(greeting?.unfilled ?? [])])],
     settings: { model: parameters.model ?? defaultModel, temperature: parameters.temperature },
     tools: toolWebhooksOf(readJson<StoredExtension[]>(source.extensions), box),
   };

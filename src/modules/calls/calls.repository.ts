@@ -1,7 +1,8 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { bumpCounter } from '../../db/counters.ts';
 import type { Database } from '../../db/schema.ts';
-import { readJson } from '../../db/values.ts';
+import { readBool, readJson } from '../../db/values.ts';
+import type { CallLogEntry, ToolInvocation, TranscriptEntry } from '../../calls/record.ts';
 import type { Kind } from '../assistants/assistants.repository.ts';
 import type { Call, CallStatus } from './calls.schemas.ts';
 import type { CallTable } from './calls.table.ts';
@@ -51,22 +52,76 @@ export function callsWithConclusion(db: Executor, organizationId: string) {
 
 type CallRow = Selectable<CallTable> & { conclusion_outcome: string | null; conclusion_summary: string | null; conclusion_created_at: string | null };
 
-export function toCall(row: CallRow): Call {
+export interface CallLog {
+  transcript: TranscriptEntry[];
+  toolInvocations: ToolInvocation[];
+}
+
+/** Appends a session's log entries after the call's last one. */
+export async function appendEntries(trx: Transaction<Database>, callId: string, organizationId: string, entries: readonly CallLogEntry[]): Promise<void> {
+  if (!entries.length) return;
+  const last = await trx.selectFrom('call_entries').select((eb) => eb.fn.max('seq').as('seq')).where('call_id', '=', callId).executeTakeFirst();
+  let seq = Number(last?.seq ?? 0);
+  await trx.insertInto('call_entries').values(entries.map((item) => {
+    seq++;
+    if (item.kind === 'tool') {
+      const { at, ...invocation } = item.invocation;
+      return { call_id: callId, seq, organization_id: organizationId, kind: 'tool' as const, at, text: null, latency_ms: null, interrupted: null, detail: JSON.stringify(invocation) };
+    }
+    const { role, text, at, latencyMs, interrupted } = item.entry;
+    return {
+      call_id: callId, seq, organization_id: organizationId, kind: role, at, text,
+      latency_ms: latencyMs ?? null, interrupted: interrupted === undefined ? null : interrupted ? 1 : 0, detail: null,
+    };
+  })).execute();
+}
+
+/** The logs of some calls, in order, from their appended entries. */
+export async function loadLog(db: Executor, callIds: readonly string[]): Promise<Map<string, CallLog>> {
+  const logs = new Map<string, CallLog>(callIds.map((id) => [id, { transcript: [], toolInvocations: [] }]));
+  if (!callIds.length) return logs;
+  const rows = await db.selectFrom('call_entries').selectAll().where('call_id', 'in', [...callIds]).orderBy('call_id').orderBy('seq').execute();
+  for (const row of rows) {
+    const log = logs.get(row.call_id);
+    if (!log) continue;
+    if (row.kind === 'tool') {
+      log.toolInvocations.push({ ...readJson<Omit<ToolInvocation, 'at'>>(row.detail), at: row.at });
+      continue;
+    }
+    const entry: TranscriptEntry = { role: row.kind, text: row.text ?? '', at: row.at };
+    if (row.latency_ms !== null) entry.latencyMs = row.latency_ms;
+    if (row.interrupted !== null) entry.interrupted = readBool(row.interrupted);
+    log.transcript.push(entry);
+  }
+  return logs;
+}
+
+/** The read shape; calls recorded before the log table existed keep their JSON columns. */
+export function toCall(row: CallRow, log: CallLog | undefined): Call {
   const conclusion = row.conclusion_id && row.conclusion_outcome && row.conclusion_created_at
     ? { id: row.conclusion_id, outcome: row.conclusion_outcome, summary: row.conclusion_summary, createdAt: row.conclusion_created_at }
     : null;
+  const legacy = !log || (!log.transcript.length && !log.toolInvocations.length);
+  const transcript = legacy ? readJson<TranscriptEntry[]>(row.transcript) : log.transcript;
+  let index = 0;
+  const turns = transcript.flatMap((e) => (e.role === 'user' ? (index++, []) : e.latencyMs !== undefined ? [{ index, at: e.at, latencyMs: e.latencyMs }] : []));
   return {
     id: row.id,
     kind: row.kind,
     assistantId: row.kind === 'assistant' ? row.assistant_id : null,
     agentId: row.kind === 'agent' ? row.assistant_id : null,
+    taskId: row.task_id,
     status: row.status,
     transport: readJson<Call['transport']>(row.transport),
+    userValues: readJson<Record<string, unknown>>(row.user_values),
     startedAt: row.started_at,
     endedAt: row.ended_at,
     endReason: row.end_reason,
-    transcript: readJson<Call['transcript']>(row.transcript),
-    toolInvocations: readJson<Call['toolInvocations']>(row.tool_invocations),
+    failure: row.failure ? readJson<Call['failure']>(row.failure) : null,
+    unfilledPlaceholders: row.unfilled_placeholders ? readJson<string[]>(row.unfilled_placeholders) : [],
+    transcript,
+    toolInvocations: legacy ? readJson<ToolInvocation[]>(row.tool_invocations) : log.toolInvocations,
+    turns,
     conclusionId: row.conclusion_id,
     conclusion,
     createdAt: row.created_at,

@@ -2,16 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { websocketTransportInfo } from '../../calls/transports/websocket.ts';
-import type { Clock } from '../../clock.ts';
 import { readCounter } from '../../db/counters.ts';
 import { Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
+import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
 import type { Kind } from '../assistants/assistants.repository.ts';
-import { callCounter, callsWithConclusion, toCall } from './calls.repository.ts';
+import { callCounter, callsWithConclusion, loadLog, toCall } from './calls.repository.ts';
 import { CALL_STATUSES, Call, CallParams, CallStart, CallStarted, type CallStatus } from './calls.schemas.ts';
-import { createCall, expireCall, TOKEN_TTL_MS } from './calls.service.ts';
+import { createCall, type CallDeps } from './calls.service.ts';
 
 const tags = ['Calls'];
 const SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
@@ -27,28 +26,27 @@ function websocketBase(publicUrl: string | null, request: FastifyRequest): strin
 
 export interface CallStartOptions {
   kind: Kind;
-  clock: Clock;
+  deps: CallDeps;
 }
 
 /**
  * Starting a call on an assistant or an agent: one plugin, registered once per kind. Like
  * every create it takes Idempotency-Key; the answer carries the token, so the kept replay is
  * sealed (as for API tokens), and a replay after the token was used gives a URL that is refused.
+ * A call nobody connects to ends as not_connected (the calls sweep).
  */
-export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = async (app, { kind, clock }) => {
+export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = async (app, { kind, deps }) => {
   const plural = kind === 'agent' ? 'agents' : 'assistants';
   const idParam = `${kind}Id`;
   const Params = Type.Object({ vendorId: Uuid, organizationId: Uuid, [idParam]: Uuid });
-  const deps = { db: app.db.kysely, clock };
-  const timers = new Set<NodeJS.Timeout>();
-  app.addHook('onClose', async () => timers.forEach((t) => clearTimeout(t)));
 
-  app.post(`${ORG_PATH}/${plural}/:${idParam}/calls`, {
+  app.post(`/${plural}/:${idParam}/calls`, {
     config: { auth: { scope: 'organization', permission: 'calls:write' }, idempotent: 'sealed' },
     schema: {
       tags, summary: `Start a WebSocket call with ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
-      description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames.',
-      params: Params, body: CallStart, response: responses(201, Envelope(CallStarted)),
+      description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames. ' +
+        'At most PARLEY_MAX_CALLS_PER_ORGANIZATION calls of an organization ring or run at once (409 past it).',
+      params: Params, body: CallStart, response: responses(201, Envelope(CallStarted), [409]),
     },
   }, async (request, reply) => {
     const params = request.params as Record<string, string>;
@@ -57,13 +55,7 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
       kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {},
       traceId: request.id, transport: websocketTransportInfo(),
     });
-    // Nobody connected in time: the call ends as not_connected (a refused late connect does the same).
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      expireCall(deps, call.id).catch((err: unknown) => app.log.error({ err, callId: call.id }, 'could not expire an unused call'));
-    }, TOKEN_TTL_MS + 1_000).unref();
-    timers.add(timer);
-    const websocketUrl = `${websocketBase(app.config.publicUrl, request)}/api/v1/calls/${call.id}/ws?token=${call.token}`;
+    const websocketUrl = `${websocketBase(deps.ctx.config.publicUrl, request)}/api/v1/calls/${call.id}/ws?token=${call.token}`;
     const location = `${orgPath({ vendorId: params.vendorId ?? '', organizationId })}/calls/${call.id}`;
     return sendCreated(request, reply, location, { id: call.id, websocketUrl, expiresAt: call.expiresAt });
   });
@@ -71,10 +63,10 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
 
 /** Call records: list (filter by assistant, agent, status) and get. */
 export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
+  const { kysely } = app.ctx.db;
   const read = { auth: { scope: 'organization', permission: 'calls:read' } } as const;
 
-  app.get(`${ORG_PATH}/calls`, {
+  app.get('/calls', {
     config: read,
     schema: { tags, summary: 'List calls (filter by assistantId, agentId, status)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
   }, async (request) => {
@@ -86,16 +78,18 @@ export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (source) query = query.where('calls.kind', '=', source.kind).where('calls.assistant_id', '=', source.sourceId);
     if (status) query = query.where('calls.status', '=', status);
     const counter = callCounter(organizationId, source, status);
-    const result = await fetchPage(query, page, SORT, () => readCounter(kysely, counter), 'calls');
-    return pageBody(request.id, { ...result, items: result.items.map(toCall) });
+    const result = await fetchPage(query, page, SORT, () => readCounter(kysely, counter), { table: 'calls' });
+    const logs = await loadLog(kysely, result.items.map((r) => r.id));
+    return pageBody(request, { ...result, items: result.items.map((row) => toCall(row, logs.get(row.id))) });
   });
 
-  app.get(`${ORG_PATH}/calls/:callId`, {
+  app.get('/calls/:callId', {
     config: read,
-    schema: { tags, summary: 'Get a call: status, transcript, tool invocations and conclusion', params: CallParams, response: responses(200, Envelope(Call)) },
+    schema: { tags, summary: 'Get a call: status, transcript, tool invocations, turn latencies and conclusion', params: CallParams, response: responses(200, Envelope(Call)) },
   }, async (request) => {
     const row = await callsWithConclusion(kysely, request.params.organizationId).where('calls.id', '=', request.params.callId).executeTakeFirst();
     if (!row) throw notFound('Call');
-    return envelope(request, toCall(row));
+    const logs = await loadLog(kysely, [row.id]);
+    return envelope(request, toCall(row, logs.get(row.id)));
   });
 };

@@ -1,11 +1,11 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { END_REASONS } from '../../calls/frames.ts';
 import { DateTime, Uuid } from '../../http/schemas.ts';
 
 export const CALL_STATUSES = ['ringing', 'active', 'ended'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export const OUTCOMES = ['completed', 'abandoned', 'failed'] as const;
 const TOOL_OUTCOMES = ['ok', 'http_error', 'timeout', 'refused', 'too_large', 'unreachable', 'invalid_arguments', 'unknown_tool', 'aborted'] as const;
-const END_REASONS = ['client_ended', 'client_disconnected', 'idle_timeout', 'max_duration', 'error', 'server_shutdown', 'not_connected'] as const;
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -34,7 +34,27 @@ const Transport = Type.Object(
   { title: 'CallTransport' },
 );
 
-const TranscriptEntry = Type.Object({ role: Type.String({ enum: ['assistant', 'user'] }), text: Type.String(), at: DateTime });
+const TranscriptEntry = Type.Object({
+  role: Type.String({ enum: ['assistant', 'user'] }),
+  text: Type.String(),
+  at: DateTime,
+  latencyMs: Type.Optional(Type.Integer({ description: "Assistant: ms from the end of the user's turn to the first output of this answer" })),
+  interrupted: Type.Optional(Type.Boolean({ description: 'Assistant: the caller spoke over it; text is what was heard' })),
+}, { title: 'TranscriptEntry' });
+
+const Turn = Type.Object(
+  { index: Type.Integer({ minimum: 0 }), at: DateTime, latencyMs: Type.Integer({ description: "ms from the end of the user's turn to the assistant's first output" }) },
+  { title: 'CallTurn' },
+);
+
+const Failure = Type.Object(
+  {
+    source: Type.String({ description: 'What failed: llm, or a provider such as tts:elevenlabs' }),
+    statusCode: Nullable(Type.Integer()),
+    message: Type.String({ description: "The provider's own words (never a key)" }),
+  },
+  { title: 'CallFailure' },
+);
 
 const ToolInvocation = Type.Object(
   {
@@ -61,13 +81,18 @@ export const Call = Type.Object(
     kind: Type.String({ enum: ['assistant', 'agent'] }),
     assistantId: Nullable(Uuid),
     agentId: Nullable(Uuid),
+    taskId: Nullable(Uuid),
     status: Type.String({ enum: [...CALL_STATUSES] }),
     transport: Transport,
+    userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),
     endReason: Nullable(Type.String({ enum: [...END_REASONS] })),
+    failure: Nullable(Failure),
+    unfilledPlaceholders: Type.Array(Type.String(), { description: 'Placeholders of the prompt or greeting that had no value and no default when the call connected' }),
     transcript: Type.Array(TranscriptEntry),
     toolInvocations: Type.Array(ToolInvocation),
+    turns: Type.Array(Turn, { description: 'One per answered user turn, with its latency' }),
     conclusionId: Nullable(Uuid),
     conclusion: Nullable(Conclusion),
     createdAt: DateTime,

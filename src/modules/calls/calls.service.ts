@@ -1,25 +1,32 @@
-import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import type { CallOutcome, CallRecorder, CallState } from '../../calls/record.ts';
-import type { EndReason } from '../../calls/frames.ts';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Selectable, Transaction } from 'kysely';
+import type { CallEnd, CallRecorder } from '../../calls/record.ts';
+import { fillPlaceholders, TemplateTooLongError } from '../../calls/template.ts';
 import type { TransportInfo } from '../../calls/transports/transport.ts';
-import type { Clock } from '../../clock.ts';
+import type { Context } from '../../context.ts';
+import { lockFor } from '../../db/claim-lock.ts';
 import type { Database } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
-import { notFound } from '../../http/errors.ts';
+import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { findAssistant, type Kind } from '../assistants/assistants.repository.ts';
+import { LIMITS } from '../assistants/assistants.schemas.ts';
 import { enqueueEvent } from '../events/outbox.ts';
-import { countNewCall, countStatusChange, refOf } from './calls.repository.ts';
+import { appendEntries, countNewCall, countStatusChange, loadLog, refOf } from './calls.repository.ts';
+import type { CallStatus } from './calls.schemas.ts';
+import type { CallTable } from './calls.table.ts';
 
 /** How long the single-use token in a websocketUrl works. */
 export const TOKEN_TTL_MS = 60_000;
+/** A call's userValues, as JSON. */
+export const MAX_USER_VALUES_BYTES = 16 * 1024;
 
 export interface CallDeps {
-  db: Kysely<Database>;
-  clock: Clock;
+  ctx: Context;
+  /** The lease owner of the calls this process holds. */
+  owner: string;
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
 export interface NewCall {
   kind: Kind;
@@ -28,22 +35,55 @@ export interface NewCall {
   userValues: Record<string, unknown>;
   traceId: string;
   transport: TransportInfo;
+  taskId?: string | null;
 }
 
-/** A `ringing` call and its connect token; only the token's hash is stored. */
+/** The prompt and greeting as this call will fill them: refused (400) when a value would blow them past their limits. */
+function checkExpansion(row: { system_prompt: string | null; system_prompt_greeting: string | null }, values: Record<string, unknown>): void {
+  const fields = [['systemPrompt', row.system_prompt, LIMITS.systemPrompt], ['systemPromptGreeting', row.system_prompt_greeting, LIMITS.greeting]] as const;
+  for (const [field, text, limit] of fields) {
+    try {
+      if (text) fillPlaceholders(text, values, limit);
+    } catch (err) {
+      if (!(err instanceof TemplateTooLongError)) throw err;
+      throw badRequest('userValues make the prompt too long', [{ path: 'userValues', message: `fill ${field} past its limit of ${limit} characters` }]);
+    }
+  }
+}
+
+/**
+ * A `ringing` call and its connect token; only the token's hash is stored. At most
+ * PARLEY_MAX_CALLS_PER_ORGANIZATION calls of one organization ring or run at once (counted under
+ * a per-organization lock, so concurrent starts cannot pass it).
+ */
 export async function createCall(deps: CallDeps, call: NewCall): Promise<{ id: string; token: string; expiresAt: string }> {
-  const now = deps.clock.now();
+  const { ctx } = deps;
+  if (Buffer.byteLength(JSON.stringify(call.userValues)) > MAX_USER_VALUES_BYTES) {
+    throw badRequest('userValues is too large', [{ path: 'userValues', message: `must be at most ${MAX_USER_VALUES_BYTES} bytes as JSON` }]);
+  }
+  const now = ctx.clock.now();
   const at = now.toISOString();
   const id = crypto.randomUUID();
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS).toISOString();
-  await deps.db.transaction().execute(async (trx) => {
-    if (!(await findAssistant(trx, call.kind, call.organizationId, call.sourceId))) throw notFound(call.kind === 'agent' ? 'Agent' : 'Assistant');
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    await lockFor(trx, ctx.db.dialect, `calls:${call.organizationId}`);
+    const source = await findAssistant(trx, call.kind, call.organizationId, call.sourceId);
+    if (!source) throw notFound(call.kind === 'agent' ? 'Agent' : 'Assistant');
+    checkExpansion(source, call.userValues);
+    const live = await trx.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', call.organizationId).where('status', 'in', ['ringing', 'active']).executeTakeFirstOrThrow();
+    const cap = ctx.config.maxCallsPerOrganization;
+    if (Number(live.n) >= cap) {
+      throw conflict(`The organization already has ${cap} calls ringing or in progress, its limit (PARLEY_MAX_CALLS_PER_ORGANIZATION); end one first`);
+    }
     await trx.insertInto('calls').values({
       id, organization_id: call.organizationId, assistant_id: call.sourceId, kind: call.kind, status: 'ringing',
       transport: JSON.stringify(call.transport), user_values: JSON.stringify(call.userValues), trace_id: call.traceId,
       started_at: null, ended_at: null, end_reason: null, transcript: '[]', tool_invocations: '[]', conclusion_id: null,
-      token_hash: hashToken(token), token_expires_at: expiresAt, created_at: at, updated_at: at,
+      token_hash: hashToken(token).toString('hex'), token_expires_at: expiresAt,
+      lease_owner: deps.owner, lease_expires_at: new Date(now.getTime() + ctx.config.callLeaseMs).toISOString(),
+      failure: null, task_id: call.taskId ?? null, unfilled_placeholders: null, created_at: at, updated_at: at,
     }).execute();
     await countNewCall(trx, { organizationId: call.organizationId, kind: call.kind, sourceId: call.sourceId }, 'ringing');
   });
@@ -51,16 +91,25 @@ export async function createCall(deps: CallDeps, call: NewCall): Promise<{ id: s
 }
 
 /**
- * Uses the token: one conditional update moves the call from ringing to active only when the
- * token matches, is unused and unexpired, so two connects racing with one token cannot both win.
+ * Uses the token. A wrong, used or expired token costs one read and no write (a flood of
+ * guesses cannot load the database); a right one moves the call from ringing to active in one
+ * conditional update, so two connects racing with one token cannot both win. The connecting
+ * process takes the call's lease.
  */
 export async function connectCall(deps: CallDeps, callId: string, token: string) {
-  const now = deps.clock.now();
+  const { ctx } = deps;
+  const now = ctx.clock.now();
   const at = now.toISOString();
-  return deps.db.transaction().execute(async (trx) => {
+  const ringing = await ctx.db.kysely.selectFrom('calls').select(['token_hash', 'token_expires_at'])
+    .where('id', '=', callId).where('status', '=', 'ringing').executeTakeFirst();
+  const stored = ringing?.token_hash ? Buffer.from(ringing.token_hash, 'hex') : null;
+  const given = hashToken(token);
+  if (!ringing || !stored || stored.length !== given.length || !timingSafeEqual(stored, given)) return null;
+  if (!ringing.token_expires_at || Date.parse(ringing.token_expires_at) <= now.getTime()) return null;
+  return ctx.db.kysely.transaction().execute(async (trx) => {
     const used = await trx.updateTable('calls')
-      .set({ status: 'active', token_hash: null, started_at: at, updated_at: at })
-      .where('id', '=', callId).where('status', '=', 'ringing').where('token_hash', '=', hashToken(token)).where('token_expires_at', '>', at)
+      .set({ status: 'active', token_hash: null, started_at: at, updated_at: at, lease_owner: deps.owner, lease_expires_at: new Date(now.getTime() + ctx.config.callLeaseMs).toISOString() })
+      .where('id', '=', callId).where('status', '=', 'ringing').where('token_hash', '=', ringing.token_hash)
       .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return null;
     const row = await trx.selectFrom('calls').selectAll().where('id', '=', callId).executeTakeFirstOrThrow();
@@ -74,59 +123,68 @@ export async function connectCall(deps: CallDeps, callId: string, token: string)
   });
 }
 
-async function conclude(trx: Transaction<Database>, callId: string, organizationId: string, outcome: CallOutcome, transcript: string, at: string) {
-  const id = crypto.randomUUID();
-  await trx.insertInto('conclusions').values({ id, organization_id: organizationId, call_id: callId, outcome, summary: null, transcript, created_at: at }).execute();
-  return id;
+type LiveRow = Pick<Selectable<CallTable>, 'id' | 'organization_id' | 'kind' | 'assistant_id' | 'status' | 'started_at'>;
+
+/**
+ * Ends a call that is still in the status it was read in: its conclusion, its status, its
+ * counters, and (for a call that had started) call_ended and transcript_ready through the
+ * outbox. False when the call had moved meanwhile.
+ */
+export async function endCall(trx: Transaction<Database>, row: LiveRow, end: CallEnd, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const conclusionId = crypto.randomUUID();
+  const transcript = JSON.stringify(end.transcript);
+  const result = await trx.updateTable('calls').set({
+    status: 'ended', ended_at: at, end_reason: end.reason, conclusion_id: conclusionId, token_hash: null,
+    lease_owner: null, lease_expires_at: null, failure: end.failure ? JSON.stringify(end.failure) : null, updated_at: at,
+  }).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) return false;
+  await trx.insertInto('conclusions').values({ id: conclusionId, organization_id: row.organization_id, call_id: row.id, outcome: end.outcome, summary: null, transcript, created_at: at }).execute();
+  const ref = refOf(row);
+  await countStatusChange(trx, ref, row.status as CallStatus, 'ended');
+  if (row.status !== 'active') return true; // it never started: no events
+  const event = { organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId };
+  const { reason, outcome, failure } = end;
+  await enqueueEvent(trx, { ...event, type: 'call_ended', payload: { callId: row.id, reason, outcome, conclusionId, failure, startedAt: row.started_at, endedAt: at } }, now);
+  await enqueueEvent(trx, {
+    ...event, type: 'transcript_ready',
+    payload: { callId: row.id, conclusionId, outcome, transcript: end.transcript, toolInvocations: end.toolInvocations },
+  }, now);
+  return true;
 }
 
-/** A ringing call whose token expired unused ends as not_connected (abandoned, no events: it never started). */
-export async function expireCall(deps: CallDeps, callId: string): Promise<void> {
-  const at = deps.clock.now().toISOString();
-  await deps.db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('calls').select(['organization_id', 'kind', 'assistant_id'])
-      .where('id', '=', callId).where('status', '=', 'ringing').where('token_expires_at', '<=', at).executeTakeFirst();
-    if (!row) return;
-    const conclusionId = await conclude(trx, callId, row.organization_id, 'abandoned', '[]', at);
-    await trx.updateTable('calls')
-      .set({ status: 'ended', token_hash: null, ended_at: at, end_reason: 'not_connected', conclusion_id: conclusionId, updated_at: at })
-      .where('id', '=', callId).execute();
-    await countStatusChange(trx, refOf(row), 'ringing', 'ended');
-  });
-}
-
-/** Where a live session writes: its transcript after each turn, and the end with its conclusion and events. */
+/** Where a live session writes: its log as the call runs, and the end with its conclusion and events. */
 export function callRecorder(deps: CallDeps, callId: string): CallRecorder {
+  const { kysely } = deps.ctx.db;
   return {
-    async checkpoint(state: CallState) {
-      await deps.db.updateTable('calls')
-        .set({ transcript: JSON.stringify(state.transcript), tool_invocations: JSON.stringify(state.toolInvocations), updated_at: deps.clock.now().toISOString() })
-        .where('id', '=', callId).where('status', '=', 'active').execute();
+    async append(entries) {
+      await kysely.transaction().execute(async (trx) => {
+        const live = await trx.selectFrom('calls').select('organization_id').where('id', '=', callId).where('status', '=', 'active').executeTakeFirst();
+        if (live) await appendEntries(trx, callId, live.organization_id, entries);
+      });
     },
-    async finish(state: CallState, reason: EndReason, outcome: CallOutcome) {
-      const now = deps.clock.now();
-      const at = now.toISOString();
-      const transcript = JSON.stringify(state.transcript);
-      await deps.db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('calls').select(['organization_id', 'kind', 'assistant_id', 'started_at'])
+    async finish(end) {
+      await kysely.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at'])
           .where('id', '=', callId).where('status', '=', 'active').executeTakeFirst();
-        if (!row) return;
-        const conclusionId = await conclude(trx, callId, row.organization_id, outcome, transcript, at);
-        await trx.updateTable('calls').set({
-          status: 'ended', ended_at: at, end_reason: reason, transcript, tool_invocations: JSON.stringify(state.toolInvocations),
-          conclusion_id: conclusionId, updated_at: at,
-        }).where('id', '=', callId).execute();
-        const ref = refOf(row);
-        await countStatusChange(trx, ref, 'active', 'ended');
-        const event = { organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId };
-        await enqueueEvent(trx, { ...event, type: 'call_ended', payload: { callId, reason, outcome, conclusionId, startedAt: row.started_at, endedAt: at } }, now);
-        await enqueueEvent(trx, {
-          ...event, type: 'transcript_ready',
-          payload: { callId, conclusionId, outcome, transcript: state.transcript, toolInvocations: state.toolInvocations },
-        }, now);
+        if (row) await endCall(trx, row, end, deps.ctx.clock.now());
       });
     },
   };
+}
+
+/** The transcript and tool invocations a call recorded, for ending it from outside its session. */
+export async function recordedEnd(trx: Transaction<Database>, callId: string): Promise<Pick<CallEnd, 'transcript' | 'toolInvocations'>> {
+  const log = (await loadLog(trx, [callId])).get(callId);
+  return { transcript: (log?.transcript ?? []), toolInvocations: log?.toolInvocations ?? [] };
+}
+
+/** Every call this process holds gets a fresh lease, in one statement; answers the ids still held. */
+export async function renewCallLeases(ctx: Context, owner: string): Promise<Set<string>> {
+  const until = new Date(ctx.clock.now().getTime() + ctx.config.callLeaseMs).toISOString();
+  const rows = await ctx.db.kysely.updateTable('calls').set({ lease_expires_at: until })
+    .where('lease_owner', '=', owner).where('status', 'in', ['ringing', 'active']).returning('id').execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Deleting an assistant or agent waits until its calls have ended; their records stay. */

@@ -1,36 +1,35 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { CallSetup } from '../../calls/record.ts';
+import type { CallFailure, CallSetup } from '../../calls/record.ts';
 import type { CallRuntime } from '../../calls/runtime.ts';
 import { CallSession } from '../../calls/session.ts';
+import { TemplateTooLongError } from '../../calls/template.ts';
 import { websocketTransport } from '../../calls/transports/websocket.ts';
-import type { Clock } from '../../clock.ts';
 import { responses } from '../../http/envelope.ts';
 import { notFound, unauthorized } from '../../http/errors.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { loadCallSetup } from './call-setup.ts';
-import { callRecorder, connectCall, expireCall } from './calls.service.ts';
+import { callRecorder, connectCall, type CallDeps } from './calls.service.ts';
 
 export interface CallSocketOptions {
-  clock: Clock;
+  deps: CallDeps;
   runtime: CallRuntime;
 }
-
-const prepared = new WeakMap<object, { setup: CallSetup; started: boolean }>();
 
 /**
  * GET /api/v1/calls/{callId}/ws: the call's WebSocket. It takes no API token: the single-use
  * token from the start answer is checked before the upgrade, so a used, expired or wrong
  * token is a plain 401 and no socket is opened.
  */
-export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = async (app, { clock, runtime }) => {
-  const deps = { db: app.db.kysely, clock };
+export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = async (app, { deps, runtime }) => {
+  const { ctx } = deps;
+  const prepared = new WeakMap<object, { setup: CallSetup; started: boolean }>();
 
   app.get('/api/v1/calls/:callId/ws', {
     websocket: true,
     config: { auth: { scope: 'public' } },
     schema: {
-      tags: ['Calls'], summary: 'The call WebSocket (JSON text frames, see docs/calls.md)',
+      tags: ['Calls'], summary: 'The call WebSocket (JSON text frames, see docs/calls.md and /asyncapi.json)',
       params: Type.Object({ callId: Uuid }),
       querystring: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
       response: responses(200, Type.Null(), [401]),
@@ -38,24 +37,25 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
     preHandler: async (request) => {
       const { callId } = request.params;
       const row = await connectCall(deps, callId, request.query.token);
-      if (!row) {
-        await expireCall(deps, callId);
-        throw unauthorized('The call token is wrong, used or expired');
-      }
+      if (!row) throw unauthorized('The call token is wrong, used or expired');
       // From here the call is active: every way out must end it.
-      const fail = (reason: 'error' | 'client_disconnected') =>
-        callRecorder(deps, callId).finish({ transcript: [], toolInvocations: [] }, reason, reason === 'error' ? 'failed' : 'abandoned');
+      const fail = (reason: 'error' | 'client_disconnected', failure: CallFailure | null = null) =>
+        callRecorder(deps, callId).finish({ reason, outcome: reason === 'error' ? 'failed' : 'abandoned', failure, transcript: [], toolInvocations: [] });
       let setup: CallSetup | null;
       try {
-        setup = await loadCallSetup(app.db.kysely, app.secrets, app.config.llmDefaultModel, row);
+        setup = await loadCallSetup(ctx.db.kysely, ctx.secrets, ctx.config.llmDefaultModel, row);
       } catch (err) {
-        await fail('error');
+        const message = err instanceof TemplateTooLongError ? `the prompt or greeting ${err.message} with this call's values` : 'the call could not be prepared';
+        await fail('error', { source: 'setup', statusCode: null, message });
         throw err;
       }
       if (!setup) {
         // Deleted between start and connect (a delete racing the start): the call fails at once.
-        await fail('error');
+        await fail('error', { source: 'setup', statusCode: null, message: 'the assistant or agent was deleted' });
         throw notFound('The assistant or agent of this call');
+      }
+      if (setup.unfilled.length) {
+        await ctx.db.kysely.updateTable('calls').set({ unfilled_placeholders: JSON.stringify(setup.unfilled) }).where('id', '=', callId).execute();
       }
       const entry = { setup, started: false };
       prepared.set(request, entry);
@@ -72,7 +72,7 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
     entry.started = true;
     const { setup } = entry;
     const session = new CallSession(setup, {
-      llm: runtime.llm, send: runtime.send, clock, log: request.log, limits: runtime.limits, recorder: callRecorder(deps, setup.callId),
+      llm: runtime.llm, send: runtime.send, clock: ctx.clock, log: request.log, limits: runtime.limits, recorder: callRecorder(deps, setup.callId),
     });
     runtime.track(session);
     const transport = websocketTransport(socket, {

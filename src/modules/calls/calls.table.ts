@@ -1,4 +1,4 @@
-import type { Json, Timestamp } from '../../db/schema.ts';
+import type { Bool, Json, Timestamp } from '../../db/schema.ts';
 
 /** A call: `ringing` until its WebSocket connects with the token, then `active`, then `ended`. */
 export interface CallTable {
@@ -20,8 +20,30 @@ export interface CallTable {
   /** SHA-256 of the single-use connect token; cleared when it is used. */
   token_hash: string | null;
   token_expires_at: Timestamp | null;
+  /** The process holding the call (its heartbeat renews the lease); a sweep ends calls whose lease ran out. */
+  lease_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  /** Why a call failed: `{ source, statusCode, message }` (never a key). */
+  failure: Json | null;
+  /** The agent task whose attempt placed the call. */
+  task_id: string | null;
+  /** Placeholders the prompt or greeting kept unfilled when the call connected (JSON array). */
+  unfilled_placeholders: Json | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** One line of a call's log, appended as the call runs: what the user said, what the assistant said, a tool call. */
+export interface CallEntryTable {
+  call_id: string;
+  seq: number;
+  organization_id: string;
+  kind: 'user' | 'assistant' | 'tool';
+  at: Timestamp;
+  text: string | null;
+  latency_ms: number | null;
+  interrupted: Bool | null;
+  detail: Json | null;
 }
 
 export interface ConclusionTable {
@@ -32,4 +54,12 @@ export interface ConclusionTable {
   summary: string | null;
   transcript: Json;
   created_at: Timestamp;
+}
+
+declare module '../../db/schema.ts' {
+  interface Database {
+    calls: CallTable;
+    call_entries: CallEntryTable;
+    conclusions: ConclusionTable;
+  }
 }

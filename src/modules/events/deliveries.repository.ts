@@ -13,11 +13,12 @@ export interface DeliveryFilters {
   status?: string | undefined;
   hookId?: string | undefined;
   eventType?: string | undefined;
+  callId?: string | undefined;
 }
 
-const FILTER_COLUMNS = { status: 'status', hookId: 'hook_id', eventType: 'event_type' } as const;
+const FILTER_COLUMNS = { status: 'status', hookId: 'hook_id', eventType: 'event_type', callId: 'call_id' } as const;
 
-export const deliveryCounter = (organizationId: string, filter?: [keyof DeliveryFilters, string]) =>
+export const deliveryCounter = (organizationId: string, filter?: [Exclude<keyof DeliveryFilters, 'callId'>, string]) =>
   filter ? `webhook_deliveries:${organizationId}:${filter[0]}:${filter[1]}` : `webhook_deliveries:${organizationId}`;
 
 /**
@@ -40,7 +41,7 @@ export async function countDeliveries(db: Executor, organizationId: string, filt
   const given = (Object.keys(FILTER_COLUMNS) as (keyof DeliveryFilters)[]).filter((k) => filters[k] !== undefined);
   const [only] = given;
   if (given.length === 0) return readCounter(db, deliveryCounter(organizationId));
-  if (given.length === 1 && only) return readCounter(db, deliveryCounter(organizationId, [only, filters[only] as string]));
+  if (given.length === 1 && only && only !== 'callId') return readCounter(db, deliveryCounter(organizationId, [only, filters[only] as string]));
   const row = await filterDeliveries(db, organizationId, filters).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -76,6 +77,7 @@ export function toDelivery(row: DeliveryRow, now: Date): WebhookDelivery {
     sourceId: row.source_id,
     eventType: row.event_type,
     payload: readJson<Record<string, unknown>>(row.payload),
+    callId: row.call_id,
     status: row.status,
     inFlight: inFlight(row, now),
     attemptCount: row.attempts,

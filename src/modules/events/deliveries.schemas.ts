@@ -34,6 +34,7 @@ const deliveryFields = {
   sourceId: Uuid,
   eventType: Type.String({ enum: [...HOOK_TYPES] }),
   payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The `data` of the event body' }),
+  callId: Type.Union([Uuid, Type.Null()], { description: 'The call the event is about, when it is about one' }),
   status: Type.String({ enum: [...DELIVERY_STATUSES] }),
   inFlight: Type.Boolean({ description: 'An attempt is being sent right now' }),
   attemptCount: Type.Integer({ minimum: 0 }),

@@ -26,6 +26,10 @@ export interface WebhookDeliveryTable {
   last_error: string | null;
   last_latency_ms: number | null;
   delivered_at: Timestamp | null;
+  /** Origin of the hook URL when the event was queued: the unit of fairness and circuit breaking. */
+  endpoint: string;
+  /** The call the event is about, when it is about one. */
+  call_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -37,4 +41,20 @@ export interface WebhookDeliveryAttemptTable {
   status_code: number | null;
   latency_ms: number | null;
   error: string | null;
+}
+
+/** A webhook endpoint (URL origin) that keeps failing: its deliveries wait while the circuit is open. */
+export interface WebhookEndpointTable {
+  endpoint: string;
+  failures: number;
+  open_until: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+declare module '../../db/schema.ts' {
+  interface Database {
+    webhook_deliveries: WebhookDeliveryTable;
+    webhook_delivery_attempts: WebhookDeliveryAttemptTable;
+    webhook_endpoints: WebhookEndpointTable;
+  }
 }

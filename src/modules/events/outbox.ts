@@ -2,8 +2,14 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
 import type { StoredHook } from '../assistants/items.ts';
+import { endpointOf } from './deliveries.circuit.ts';
 import { bumpCounters, deliveryCounter } from './deliveries.repository.ts';
 import { RETRY_WINDOW_MS } from './schedule.ts';
+
+const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
+/** The call an event is about, when its payload names one. */
+const callIdOf = (payload: Record<string, unknown>) => (typeof payload.callId === 'string' && UUID.test(payload.callId) ? payload.callId : null);
 
 export interface OutboxEvent {
   organizationId: string;
@@ -19,10 +25,10 @@ export interface OutboxEvent {
  * Call it last in that transaction; it bumps the organization's delivery counters, whose row
  * locks are then held only until the commit.
  *
- * `now` is the event time (the body's `timestamp`, and when the first attempt is due); pass
- * the app's clock when it is not the system clock.
+ * `now` is the event time (the body's `timestamp`, and when the first attempt is due), from the
+ * app's clock.
  */
-export async function enqueueEvent(trx: Transaction<Database>, event: OutboxEvent, now: Date = new Date()): Promise<void> {
+export async function enqueueEvent(trx: Transaction<Database>, event: OutboxEvent, now: Date): Promise<void> {
   const source = await trx
     .selectFrom('assistants')
     .select('call_event_hooks')
@@ -49,6 +55,8 @@ export async function enqueueEvent(trx: Transaction<Database>, event: OutboxEven
       attempts: 0,
       next_attempt_at: at,
       retry_until: new Date(now.getTime() + RETRY_WINDOW_MS).toISOString(),
+      endpoint: endpointOf(hook.url),
+      call_id: callIdOf(event.payload),
       created_at: at,
       updated_at: at,
     })))

@@ -1,4 +1,4 @@
-import { backoffMs, type RetryPolicy } from '../../jobs/retry.ts';
+import { backoffMs, type RetryPolicy } from '../../jobs/backoff.ts';
 
 /** Failed deliveries are retried for (at least) this long after the event, or after a redelivery. */
 export const RETRY_WINDOW_MS = 24 * 60 * 60_000;

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, OrganizationTable } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { OrganizationTable } from './organizations.table.ts';
 import type { Organization } from './organizations.schemas.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -15,11 +16,11 @@ export function findOrganization(db: Executor, vendorId: string, id: string) {
 }
 
 /**
- * Tables whose rows belong to an organization and block its deletion (409) while any exist.
- * Feature modules add theirs; API tokens are not here because they go with the organization.
+ * A table whose rows belong to an organization and block its deletion (409) while any exist.
+ * The list is composed in app.ts from the feature modules; API tokens are not in it because
+ * they go with the organization.
  */
-export const organizationDependents: { table: keyof Database; label: string }[] = [
-  { table: 'agent_tasks', label: 'agent tasks' },
-  { table: 'assistants', label: 'assistants or agents' },
-  { table: 'llm_strategies', label: 'LLM generation strategies' },
-];
+export interface OrganizationDependent {
+  table: keyof Database;
+  label: string;
+}

@@ -1,24 +1,25 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
-import { now } from '../../db/values.ts';
 import { bumpAuthEpoch } from '../../http/auth-cache.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { conflict, forbidden, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, OrgParams, VendorParams } from '../../http/schemas.ts';
+import { OrgParams, VendorParams } from '../../http/schemas.ts';
 import { tokenCounters } from '../tokens/tokens.repository.ts';
-import { findOrganization, orgCounter, organizationDependents, toOrganization } from './organizations.repository.ts';
+import { findOrganization, orgCounter, toOrganization, type OrganizationDependent } from './organizations.repository.ts';
 import { Organization, OrganizationWrite } from './organizations.schemas.ts';
 
 const tags = ['Organizations'];
 const read = { auth: { scope: 'organization', permission: 'organizations:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'organizations:write' } } as const;
 
-export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
+/** Creating and listing organizations: registered under the vendor scope. */
+export const organizationVendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { kysely } = app.ctx.db;
+  const now = () => app.ctx.clock.now().toISOString();
 
-  app.post('/api/v1/vendors/:vendorId/organizations', {
+  app.post('/organizations', {
     config: { auth: { scope: 'vendor', permission: 'organizations:write' }, idempotent: true },
     schema: {
       tags, summary: 'Create an organization', params: VendorParams, body: OrganizationWrite,
@@ -37,7 +38,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return sendCreated(request, reply, `/api/v1/vendors/${vendorId}/organizations/${row.id}`, toOrganization(row));
   });
 
-  app.get('/api/v1/vendors/:vendorId/organizations', {
+  app.get('/organizations', {
     config: { auth: { scope: 'vendor', permission: 'organizations:read' } },
     schema: {
       tags, summary: 'List organizations', params: VendorParams, querystring: listQuery(BASE_SORT),
@@ -50,10 +51,17 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // A token narrowed to one organization sees that one only.
     if (own) query = query.where('id', '=', own);
     const page = await fetchPage(query, request.query, BASE_SORT, own ? 1 : () => readCounter(kysely, orgCounter(vendorId)));
-    return pageBody(request.id, { ...page, items: page.items.map(toOrganization) });
+    return pageBody(request, { ...page, items: page.items.map(toOrganization) });
   });
 
-  app.get(ORG_PATH, {
+};
+
+/** One organization: registered under the organization scope (its own path is the scope's prefix). */
+export const organizationRoutes: FastifyPluginAsyncTypebox<{ dependents: readonly OrganizationDependent[] }> = async (app, { dependents }) => {
+  const { kysely } = app.ctx.db;
+  const now = () => app.ctx.clock.now().toISOString();
+
+  app.get('', {
     config: read,
     schema: { tags, summary: 'Get an organization', params: OrgParams, response: responses(200, Envelope(Organization)) },
   }, async (request) => {
@@ -62,7 +70,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return envelope(request, toOrganization(row));
   });
 
-  app.put(ORG_PATH, {
+  app.put('', {
     config: write,
     schema: { tags, summary: 'Update an organization', params: OrgParams, body: OrganizationWrite, response: responses(200, EmptyEnvelope) },
   }, async (request) => {
@@ -76,7 +84,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return envelope(request, null, 'Updated');
   });
 
-  app.delete(ORG_PATH, {
+  app.delete('', {
     config: write,
     schema: {
       tags, summary: 'Delete an organization (it must hold no resources); its API tokens go with it',
@@ -85,7 +93,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const { vendorId, organizationId } = request.params;
     await kysely.transaction().execute(async (trx) => {
-      for (const dep of organizationDependents) {
+      for (const dep of dependents) {
         const found = await trx
           .selectFrom(dep.table)
           .select(sql`1`.as('one'))

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, SipCredentialTable } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { SipCredentialTable } from './sip.table.ts';
 import type { SipCredential, SipTransportName } from './sip-credentials.schemas.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -30,10 +31,3 @@ export function findSipCredential(db: Executor, organizationId: string, id: stri
     .where('id', '=', id)
     .executeTakeFirst();
 }
-
-/**
- * Reasons credentials cannot be deleted yet, besides the SIP numbers that use them (checked
- * by the route); other modules add theirs (for example calls still running on them).
- */
-export type SipCredentialDeleteGuard = (db: Executor, organizationId: string, id: string) => Promise<string | null>;
-export const sipCredentialDeleteGuards: SipCredentialDeleteGuard[] = [];

@@ -1,20 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MASK } from '../../crypto/secret-box.ts';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
-import { now } from '../../db/values.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
-import { conflict, notFound } from '../../http/errors.ts';
+import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, OrgParams, orgPath } from '../../http/schemas.ts';
-import { organizationDependents } from '../organizations/organizations.repository.ts';
-import { findSipCredential, sipCredentialCounter, sipCredentialDeleteGuards, toSipCredential } from './sip-credentials.repository.ts';
+import { OrgParams, orgPath } from '../../http/schemas.ts';
+import { findSipCredential, sipCredentialCounter, toSipCredential } from './sip-credentials.repository.ts';
 import {
   SipCredential, SipCredentialCreate, SipCredentialParams, SipCredentialUpdate, SipCredentialsCheck, SipValidationResult, type SipTransportName,
 } from './sip-credentials.schemas.ts';
 import { assertHostname, portOf, validateSipTarget } from './sip-validate.ts';
 
 const tags = ['SIP credentials'];
-const BASE = `${ORG_PATH}/sip/credentials`;
+const BASE = '/sip/credentials';
 const read = { auth: { scope: 'organization', permission: 'sip:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'sip:write' } } as const;
 const NOT_FOUND = 'SIP credentials';
@@ -24,10 +22,9 @@ const VALIDATE_DESCRIPTION =
   'be reached. A server address refused by the egress policy is a 400 on `hostname`, and nothing is sent.';
 
 export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
-  if (!organizationDependents.some((d) => d.table === 'sip_credentials')) {
-    organizationDependents.push({ table: 'sip_credentials', label: 'SIP credentials' });
-  }
+  const { kysely } = app.ctx.db;
+  const { secrets, egress } = app.ctx;
+  const now = () => app.ctx.clock.now().toISOString();
 
   app.post(`${BASE}/validate`, {
     config: write,
@@ -36,7 +33,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: OrgParams, body: SipCredentialsCheck, response: responses(200, Envelope(SipValidationResult)),
     },
   }, async (request) => {
-    const result = await validateSipTarget(request.body, { allow: app.egressAllow, log: request.log });
+    const result = await validateSipTarget(request.body, { allow: egress.allow, log: request.log });
     return envelope(request, result);
   });
 
@@ -56,7 +53,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       port: portOf(body),
       transport: body.transport ?? 'udp',
       username: body.username,
-      password_sealed: app.secrets.seal(body.password),
+      password_sealed: secrets.seal(body.password),
       max_agent_tasks: body.maxAgentTasks ?? 1,
       created_at: at,
       updated_at: at,
@@ -75,7 +72,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { organizationId } = request.params;
     const query = kysely.selectFrom('sip_credentials').selectAll().where('organization_id', '=', organizationId);
     const page = await fetchPage(query, request.query, BASE_SORT, () => readCounter(kysely, sipCredentialCounter(organizationId)));
-    return pageBody(request.id, { ...page, items: page.items.map(toSipCredential) });
+    return pageBody(request, { ...page, items: page.items.map(toSipCredential) });
   });
 
   app.get(`${BASE}/:sipCredentialId`, {
@@ -98,6 +95,14 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const body = request.body;
     assertHostname(body.hostname);
     const keepPassword = body.password === undefined || body.password === MASK;
+    if (keepPassword) {
+      // The stored password only ever goes to the server it was given for: a new host, port or
+      // transport needs it again (else an editor could point the digest at a server of their own).
+      const stored = await findSipCredential(kysely, organizationId, sipCredentialId);
+      if (!stored) throw notFound(NOT_FOUND);
+      const moved = stored.hostname !== body.hostname || stored.port !== portOf(body) || stored.transport !== (body.transport ?? 'udp');
+      if (moved) throw badRequest('Send the password again', [{ path: 'password', message: 'must be sent again: hostname, port or transport changed, and a kept password never follows a new server' }]);
+    }
     const result = await kysely
       .updateTable('sip_credentials')
       .set({
@@ -106,7 +111,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
         port: portOf(body),
         transport: body.transport ?? 'udp',
         username: body.username,
-        ...(keepPassword ? {} : { password_sealed: app.secrets.seal(body.password as string) }),
+        ...(keepPassword ? {} : { password_sealed: secrets.seal(body.password as string) }),
         max_agent_tasks: body.maxAgentTasks ?? 1,
         updated_at: now(),
       })
@@ -129,10 +134,6 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!(await findSipCredential(trx, organizationId, sipCredentialId))) throw notFound(NOT_FOUND);
       const user = await trx.selectFrom('sip_numbers').select(['number']).where('sip_credential_id', '=', sipCredentialId).executeTakeFirst();
       if (user) throw conflict(`The SIP number ${user.number} uses these credentials`);
-      for (const guard of sipCredentialDeleteGuards) {
-        const reason = await guard(trx, organizationId, sipCredentialId);
-        if (reason) throw conflict(reason);
-      }
       await trx.deleteFrom('sip_credentials').where('id', '=', sipCredentialId).execute();
       await bumpCounter(trx, sipCredentialCounter(organizationId), -1);
     });
@@ -153,8 +154,8 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       port: row.port,
       transport: row.transport as SipTransportName,
       username: row.username,
-      password: app.secrets.open(row.password_sealed),
+      password: secrets.open(row.password_sealed),
     };
-    return envelope(request, await validateSipTarget(target, { allow: app.egressAllow, log: request.log }));
+    return envelope(request, await validateSipTarget(target, { allow: egress.allow, log: request.log }));
   });
 };

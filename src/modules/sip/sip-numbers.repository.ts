@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, SipNumberTable } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { SipNumberTable } from './sip.table.ts';
 import type { ReferenceCheck } from '../assistants/assistants.service.ts';
 import type { SipNumber } from './sip-numbers.schemas.ts';
 

@@ -2,20 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Kysely, Transaction } from 'kysely';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
 import type { Database } from '../../db/schema.ts';
-import { now } from '../../db/values.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, OrgParams, orgPath } from '../../http/schemas.ts';
-import { referenceChecks } from '../assistants/assistants.service.ts';
-import { organizationDependents } from '../organizations/organizations.repository.ts';
+import { OrgParams, orgPath } from '../../http/schemas.ts';
 import { normalizeE164 } from '../tasks/phone.ts';
 import { findSipCredential } from './sip-credentials.repository.ts';
-import { findSipNumber, sipNumberCounter, telephoneNumberCheck, toSipNumber } from './sip-numbers.repository.ts';
+import { findSipNumber, sipNumberCounter, toSipNumber } from './sip-numbers.repository.ts';
 import { SipNumber, SipNumberParams, SipNumberWrite } from './sip-numbers.schemas.ts';
 
 const tags = ['SIP numbers'];
-const BASE = `${ORG_PATH}/sip/numbers`;
+const BASE = '/sip/numbers';
 const read = { auth: { scope: 'organization', permission: 'sip:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'sip:write' } } as const;
 const SORT = { ...BASE_SORT, number: 'number' };
@@ -44,11 +41,8 @@ async function checkWrite(db: Executor, organizationId: string, body: SipNumberW
 }
 
 export const sipNumberRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
-  if (!referenceChecks.includes(telephoneNumberCheck)) referenceChecks.push(telephoneNumberCheck);
-  if (!organizationDependents.some((d) => d.table === 'sip_numbers')) {
-    organizationDependents.push({ table: 'sip_numbers', label: 'SIP numbers' });
-  }
+  const { kysely } = app.ctx.db;
+  const now = () => app.ctx.clock.now().toISOString();
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
@@ -81,7 +75,7 @@ export const sipNumberRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { organizationId } = request.params;
     const query = kysely.selectFrom('sip_numbers').selectAll().where('organization_id', '=', organizationId);
     const page = await fetchPage(query, request.query, SORT, () => readCounter(kysely, sipNumberCounter(organizationId)));
-    return pageBody(request.id, { ...page, items: page.items.map(toSipNumber) });
+    return pageBody(request, { ...page, items: page.items.map(toSipNumber) });
   });
 
   app.get(`${BASE}/:sipNumberId`, {

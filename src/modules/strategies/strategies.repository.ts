@@ -1,5 +1,7 @@
+import type { ReferenceCheck } from '../assistants/assistants.service.ts';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, StrategyTable } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { StrategyTable } from './strategies.table.ts';
 import { readJson } from '../../db/values.ts';
 import type { Strategy } from './strategies.schemas.ts';
 
@@ -27,3 +29,11 @@ export function findStrategy(db: Executor, organizationId: string, id: string) {
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+/** An assistant's or agent's strategy must be one of its organization (a check composed in app.ts). */
+export const strategyReferenceCheck: ReferenceCheck = async (db, organizationId, body) => {
+  const id = body.llmAudioContentGenerationStrategyId;
+  if (!id) return [];
+  const found = await findStrategy(db, organizationId, id);
+  return found ? [] : [{ path: 'llmAudioContentGenerationStrategyId', message: 'is not an LLM generation strategy of this organization' }];
+};

@@ -1,21 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
-import { now } from '../../db/values.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { conflict, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, OrgParams, orgPath } from '../../http/schemas.ts';
+import { OrgParams, orgPath } from '../../http/schemas.ts';
 import { findStrategy, strategyCounter, toStrategy } from './strategies.repository.ts';
 import { Strategy, StrategyParams, StrategyWrite } from './strategies.schemas.ts';
 
 const tags = ['LLM generation strategies'];
-const BASE = `${ORG_PATH}/llm-generation-strategies`;
+const BASE = '/llm-generation-strategies';
 const read = { auth: { scope: 'organization', permission: 'strategies:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'strategies:write' } } as const;
 const SORT = { ...BASE_SORT, type: 'type' };
 
 export const strategyRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
+  const { kysely } = app.ctx.db;
+  const now = () => app.ctx.clock.now().toISOString();
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
@@ -46,7 +46,7 @@ export const strategyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { organizationId } = request.params;
     const query = kysely.selectFrom('llm_strategies').selectAll().where('organization_id', '=', organizationId);
     const page = await fetchPage(query, request.query, SORT, () => readCounter(kysely, strategyCounter(organizationId)));
-    return pageBody(request.id, { ...page, items: page.items.map(toStrategy) });
+    return pageBody(request, { ...page, items: page.items.map(toStrategy) });
   });
 
   app.get(`${BASE}/:strategyId`, {

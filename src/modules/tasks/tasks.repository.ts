@@ -1,9 +1,10 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { bumpCounter } from '../../db/counters.ts';
 import { enqueueEvent } from '../events/outbox.ts';
-import type { AgentTaskTable, Database } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { AgentTaskAttemptTable, AgentTaskTable } from './tasks.table.ts';
 import { readBool, readJson } from '../../db/values.ts';
-import type { AgentTask, TaskStatus } from './tasks.schemas.ts';
+import type { AgentTask, TaskAttempt, TaskStatus } from './tasks.schemas.ts';
 import type { TaskWindow } from './window.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -38,6 +39,18 @@ export function toTask(row: Selectable<AgentTaskTable>): AgentTask {
   };
 }
 
+export function toAttempt(row: Selectable<AgentTaskAttemptTable>): TaskAttempt {
+  return {
+    attempt: row.attempt,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    outcome: row.outcome,
+    error: row.error,
+    sipCode: row.sip_code,
+    callId: row.call_id,
+  };
+}
+
 export function findTask(db: Executor, organizationId: string, agentId: string, id: string) {
   return db
     .selectFrom('agent_tasks')
@@ -53,10 +66,19 @@ export interface Transition {
   set?: Partial<Omit<AgentTaskTable, 'id' | 'status' | 'only_weekdays' | 'user_values'>>;
 }
 
+/** One task's status change, for the events and counters that go with it. */
+export interface Move {
+  task: { id: string; agent_id: string; organization_id: string };
+  from: TaskStatus;
+  to: TaskStatus;
+  lastError?: string | null | undefined;
+  conclusionId?: string | null | undefined;
+}
+
 /**
  * Moves a task from one status to another, only if it is still in `from` (and, for a running
- * task, still leased by `leaseOwner`), keeping the per-status counters right in the same
- * transaction. Returns false when the task had moved meanwhile: the caller lost the race.
+ * task, still leased by `leaseOwner`), with its events and counters in the same transaction.
+ * Returns false when the task had moved meanwhile: the caller lost the race.
  */
 export async function moveTask(
   trx: Transaction<Database>,
@@ -74,27 +96,42 @@ export async function moveTask(
   if (leaseOwner) query = query.where('lease_owner', '=', leaseOwner);
   const result = await query.executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
-  if (from !== to.status) {
+  await recordMoves(trx, [{ task, from, to: to.status, lastError: to.set?.last_error, conclusionId: to.set?.conclusion_id }], at);
+  return true;
+}
+
+/**
+ * The side of status changes already written (one statement may move many tasks): a
+ * task_status_changed event through the outbox for each, and the per-status counters.
+ */
+export async function recordMoves(trx: Transaction<Database>, moves: readonly Move[], at: string): Promise<void> {
+  const deltas = new Map<string, number>();
+  for (const move of moves) {
+    if (move.from === move.to) continue;
     // The event goes out through the outbox with the state change, or not at all.
     await enqueueEvent(trx, {
-      organizationId: task.organization_id,
+      organizationId: move.task.organization_id,
       sourceKind: 'agent',
-      sourceId: task.agent_id,
+      sourceId: move.task.agent_id,
       type: 'task_status_changed',
       payload: {
-        taskId: task.id,
-        agentId: task.agent_id,
-        previousStatus: from,
-        status: to.status,
-        ...(to.set?.last_error !== undefined ? { lastError: to.set.last_error } : {}),
-        ...(to.set?.conclusion_id !== undefined ? { conclusionId: to.set.conclusion_id } : {}),
+        taskId: move.task.id,
+        agentId: move.task.agent_id,
+        previousStatus: move.from,
+        status: move.to,
+        ...(move.lastError !== undefined ? { lastError: move.lastError } : {}),
+        ...(move.conclusionId !== undefined ? { conclusionId: move.conclusionId } : {}),
       },
     }, new Date(at));
-    // Counter rows are locked in one global order (by status name), so that two transitions
-    // running at once in opposite directions cannot deadlock on them.
-    const changes: [TaskStatus, number][] = [[from, -1], [to.status, 1]];
-    changes.sort(([x], [y]) => x.localeCompare(y));
-    for (const [status, delta] of changes) await bumpCounter(trx, taskCounter(task.agent_id, status), delta);
+    for (const [status, delta] of [[move.from, -1], [move.to, 1]] as const) {
+      const key = taskCounter(move.task.agent_id, status);
+      deltas.set(key, (deltas.get(key) ?? 0) + delta);
+    }
   }
-  return true;
+  // Counter rows are locked in one global order (by key), so that two transitions running at
+  // once in opposite directions cannot deadlock on them.
+  for (const key of [...deltas.keys()].sort()) {
+    const delta = deltas.get(key) ?? 0;
+    if (delta) await bumpCounter(trx, key, delta);
+  }
 }

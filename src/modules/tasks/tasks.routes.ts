@@ -1,33 +1,33 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Clock } from '../../clock.ts';
 import { readCounter } from '../../db/counters.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { ORG_PATH, orgPath } from '../../http/schemas.ts';
-import { findTask, taskCounter, toTask } from './tasks.repository.ts';
-import { AgentParams, AgentTask, AgentTaskBatch, AgentTaskCreate, TASK_STATUSES, TaskParams } from './tasks.schemas.ts';
+import { orgPath } from '../../http/schemas.ts';
+import { findTask, taskCounter, toAttempt, toTask } from './tasks.repository.ts';
+import { AgentParams, AgentTask, AgentTaskBatch, AgentTaskCreate, TASK_STATUSES, TaskAttempt, TaskParams } from './tasks.schemas.ts';
 import { cancelTask, createTasks, deleteTask, executeTask, isPaused, requireAgent, setPaused } from './tasks.service.ts';
 
 export interface TaskRouteOptions {
-  clock: Clock;
   defaultMaxAttempts: number;
   abortRunning(taskId: string): void;
 }
 
 const tags = ['Agent tasks'];
-const BASE = `${ORG_PATH}/agents/:agentId/tasks`;
+const BASE = '/agents/:agentId/tasks';
 const read = { auth: { scope: 'organization', permission: 'tasks:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'tasks:write' } } as const;
 const create = { ...write, idempotent: true } as const;
 const SORT = { createdAt: 'created_at', updatedAt: 'updated_at', nextAttemptAt: 'next_attempt_at', targetNumber: 'target_number' };
 const ListQuery = listQuery(SORT, { status: Type.Optional(Type.String({ enum: [...TASK_STATUSES] })) }, 'createdAt,asc');
 const Paused = Envelope(Type.Object({ paused: Type.Boolean() }));
+const ATTEMPT_SORT = { attempt: 'attempt', startedAt: 'started_at' };
+const AttemptsQuery = listQuery(ATTEMPT_SORT, {}, 'attempt,desc');
 
 export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (app, opts) => {
-  const deps = { db: app.db.kysely, clock: opts.clock, defaultMaxAttempts: opts.defaultMaxAttempts, abortRunning: (id: string) => opts.abortRunning(id) };
-  const { kysely } = app.db;
+  const { kysely } = app.ctx.db;
+  const deps = { db: kysely, clock: app.ctx.clock, defaultMaxAttempts: opts.defaultMaxAttempts, abortRunning: (id: string) => opts.abortRunning(id) };
   const location = (p: { vendorId: string; organizationId: string; agentId: string }, id: string) => `${orgPath(p)}/agents/${p.agentId}/tasks/${id}`;
 
   app.post(BASE, {
@@ -63,7 +63,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
     let query = kysely.selectFrom('agent_tasks').selectAll().where('organization_id', '=', organizationId).where('agent_id', '=', agentId);
     if (status) query = query.where('status', '=', status);
     const result = await fetchPage(query, page, SORT, () => readCounter(kysely, taskCounter(agentId, status)));
-    return pageBody(request.id, { ...result, items: result.items.map(toTask) });
+    return pageBody(request, { ...result, items: result.items.map(toTask) });
   });
 
   app.get(`${BASE}/:taskId`, {
@@ -74,6 +74,23 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
     const row = await findTask(kysely, organizationId, agentId, taskId);
     if (!row) throw notFound('Agent task');
     return envelope(request, toTask(row));
+  });
+
+  app.get(`${BASE}/:taskId/attempts`, {
+    config: read,
+    schema: {
+      tags, summary: "A task's attempts: when each ran, how it ended (outcome, SIP code) and the call it placed; newest first",
+      params: TaskParams, querystring: AttemptsQuery, response: responses(200, PageEnvelope(TaskAttempt)),
+    },
+  }, async (request) => {
+    const { organizationId, agentId, taskId } = request.params;
+    const task = await findTask(kysely, organizationId, agentId, taskId);
+    if (!task) throw notFound('Agent task');
+    const query = kysely.selectFrom('agent_task_attempts').selectAll().where('task_id', '=', taskId);
+    // A task has at most maxAttempts (10) attempts: counting them costs nothing.
+    const count = () => query.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n));
+    const result = await fetchPage(query, request.query, ATTEMPT_SORT, count, { tiebreak: 'attempt' });
+    return pageBody(request, { ...result, items: result.items.map(toAttempt) });
   });
 
   const action = (name: 'execute' | 'cancel', summary: string, run: typeof executeTask) =>

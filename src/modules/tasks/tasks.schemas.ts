@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Uuid } from '../../http/schemas.ts';
+import { ATTEMPT_OUTCOMES } from './outcomes.ts';
 
 export const TASK_STATUSES = ['PENDING', 'SCHEDULED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -60,3 +61,17 @@ export const AgentTaskBatch = Type.Object(
 
 export const AgentParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, agentId: Uuid });
 export const TaskParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, agentId: Uuid, taskId: Uuid });
+
+export const TaskAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1 }),
+    startedAt: DateTime,
+    endedAt: Type.Union([DateTime, Type.Null()], { description: 'null while the attempt runs' }),
+    outcome: Type.Union([Type.String({ enum: [...ATTEMPT_OUTCOMES] }), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+    sipCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The final SIP status of the call, when one was placed' }),
+    callId: Type.Union([Uuid, Type.Null()], { description: 'The call this attempt placed' }),
+  },
+  { title: 'AgentTaskAttempt' },
+);
+export type TaskAttempt = Static<typeof TaskAttempt>;

@@ -16,7 +16,9 @@ export interface TaskDeps {
   abortRunning(taskId: string): void;
 }
 
-const MAX_USER_VALUES_BYTES = 16 * 1024;
+/** A task's userValues, as JSON. */
+export const MAX_USER_VALUES = 16 * 1024;
+
 export const UNFINISHED: TaskStatus[] = ['PENDING', 'SCHEDULED', 'IN_PROGRESS'];
 
 /** A create body's allowed window; absent fields mean no restriction (null) and every day. */
@@ -31,8 +33,8 @@ function problemsOf(body: AgentTaskCreate, prefix: string): ErrorDetail[] {
   }
   const window = windowOfBody(body);
   problems.push(...windowProblems(window).map((p) => ({ ...p, path: prefix + p.path })));
-  if (JSON.stringify(body.userValues ?? {}).length > MAX_USER_VALUES_BYTES) {
-    problems.push({ path: `${prefix}userValues`, message: `must be at most ${MAX_USER_VALUES_BYTES} bytes as JSON` });
+  if (JSON.stringify(body.userValues ?? {}).length > MAX_USER_VALUES) {
+    problems.push({ path: `${prefix}userValues`, message: `must be at most ${MAX_USER_VALUES} bytes as JSON` });
   }
   return problems;
 }
@@ -110,7 +112,12 @@ export async function cancelTask(deps: TaskDeps, organizationId: string, agentId
   if (!UNFINISHED.includes(from)) throw conflict(`A ${from} task cannot be cancelled`);
   const at = deps.clock.now().toISOString();
   const set = { next_attempt_at: null, lease_owner: null, lease_expires_at: null, completed_at: at };
-  const moved = await deps.db.transaction().execute((trx) => moveTask(trx, row, from, { status: 'CANCELLED', set }, at));
+  const moved = await deps.db.transaction().execute(async (trx) => {
+    if (!(await moveTask(trx, row, from, { status: 'CANCELLED', set }, at))) return false;
+    await trx.updateTable('agent_task_attempts').set({ ended_at: at, outcome: 'cancelled', error: 'cancelled' })
+      .where('task_id', '=', taskId).where('ended_at', 'is', null).execute();
+    return true;
+  });
   if (!moved) throw conflict('The task changed meanwhile; read it again');
   if (from === 'IN_PROGRESS') deps.abortRunning(taskId);
 }

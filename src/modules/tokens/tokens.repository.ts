@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { ApiTokenTable } from '../../db/schema.ts';
+import type { ApiTokenTable } from './tokens.table.ts';
 import { readJson } from '../../db/values.ts';
 import type { ApiToken } from './tokens.schemas.ts';
 

@@ -1,23 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readCounter } from '../../db/counters.ts';
-import { bumpAuthEpoch } from '../../http/auth-cache.ts';
-import { now } from '../../db/values.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { VendorParams } from '../../http/schemas.ts';
 import { tokenCounters, toApiToken } from './tokens.repository.ts';
 import { ApiToken, ApiTokenCreate, CreatedApiToken, TokenParams } from './tokens.schemas.ts';
-import { createToken } from './tokens.service.ts';
+import { createToken, revokeToken } from './tokens.service.ts';
 import type { Principal } from '../../http/auth.ts';
 
 const tags = ['API tokens'];
-const BASE = '/api/v1/vendors/:vendorId/api-tokens';
+const BASE = '/api-tokens';
 const read = { auth: { scope: 'vendor', permission: 'tokens:read' } } as const;
 const write = { auth: { scope: 'vendor', permission: 'tokens:write' } } as const;
 
 export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
+  const { db, clock } = app.ctx;
+  const { kysely } = db;
   /** An organization token sees and revokes only the tokens of its organization. */
   const ownOrganization = (principal: Principal | null) =>
     principal?.kind === 'token' ? principal.organizationId : null;
@@ -30,7 +29,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const { vendorId } = request.params;
-    const token = await createToken(app.db, request.principal, { ...request.body, vendorId });
+    const token = await createToken(db, clock, request.principal, { ...request.body, vendorId });
     return sendCreated(request, reply, `/api/v1/vendors/${vendorId}/api-tokens/${token.id}`, token);
   });
 
@@ -49,7 +48,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const page = await fetchPage(query, request.query, BASE_SORT, () =>
       readCounter(kysely, own ? counters.organization : counters.vendor),
     );
-    return pageBody(request.id, { ...page, items: page.items.map(toApiToken) });
+    return pageBody(request, { ...page, items: page.items.map(toApiToken) });
   });
 
   const findToken = (vendorId: string, tokenId: string, own: string | null) => {
@@ -70,20 +69,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(`${BASE}/:tokenId`, {
     config: write,
     schema: {
-      tags, summary: 'Revoke an API token (at once; it stays listed with revokedAt)', params: TokenParams,
+      tags, summary: 'Revoke an API token, and every token it minted (at once; they stay listed with revokedAt)', params: TokenParams,
       response: responses(200, EmptyEnvelope),
     },
   }, async (request) => {
     const { vendorId, tokenId } = request.params;
     const row = await findToken(vendorId, tokenId, ownOrganization(request.principal));
     if (!row) throw notFound('API token');
-    if (!row.revoked_at) {
-      const at = now();
-      await kysely.transaction().execute(async (trx) => {
-        await trx.updateTable('api_tokens').set({ revoked_at: at, updated_at: at }).where('id', '=', tokenId).execute();
-        await bumpAuthEpoch(trx);
-      });
-    }
+    await revokeToken(db, clock, tokenId);
     return envelope(request, null, 'Revoked');
   });
 };

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, VendorTable } from '../../db/schema.ts';
+import type { Database } from '../../db/schema.ts';
+import type { VendorTable } from './vendors.table.ts';
 import type { Vendor } from './vendors.schemas.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;

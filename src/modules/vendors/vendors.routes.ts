@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
-import { now } from '../../db/values.ts';
 import { bumpAuthEpoch } from '../../http/auth-cache.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { conflict, notFound } from '../../http/errors.ts';
@@ -14,7 +13,8 @@ const tags = ['Vendors'];
 
 /** Vendors are the platform's top level, managed by the platform admin only. */
 export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.db;
+  const { kysely } = app.ctx.db;
+  const now = () => app.ctx.clock.now().toISOString();
 
   app.post('/api/v1/vendors', {
     config: { ...admin, idempotent: true },
@@ -36,7 +36,7 @@ export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const page = await fetchPage(kysely.selectFrom('vendors').selectAll(), request.query, BASE_SORT, () =>
       readCounter(kysely, VENDORS_COUNTER),
     );
-    return pageBody(request.id, { ...page, items: page.items.map(toVendor) });
+    return pageBody(request, { ...page, items: page.items.map(toVendor) });
   });
 
   app.get('/api/v1/vendors/:vendorId', {

@@ -17,6 +17,10 @@ export interface Reply {
   toolCalls?: ScriptedToolCall[];
   /** Answer with this HTTP status and a JSON error instead of a stream. */
   status?: number;
+  /** The provider's error message with `status`. */
+  errorMessage?: string;
+  /** Start the stream, then go silent (before any token, or after the first one) until the client gives up. */
+  stall?: 'before_first_token' | 'after_first_token';
 }
 
 export type Responder = (body: any, index: number) => Reply | Promise<Reply>;
@@ -73,10 +77,16 @@ export async function startLlmServer(): Promise<LlmServer> {
         state.headers.push(req.headers);
         const reply = await state.respond(body, index);
         if (reply.status) {
-          res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'scripted failure' } }));
+          res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: reply.errorMessage ?? 'scripted failure' } }));
           return;
         }
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        if (reply.stall) {
+          // Headers out, then silence: the connection stays open until the client aborts it.
+          if (reply.stall === 'after_first_token') res.write(chunk({ role: 'assistant', content: 'Well' }));
+          else res.flushHeaders();
+          return;
+        }
         const stream = streamBody(reply);
         if (reply.toolCalls?.length) state.onToolCallsWrite?.();
         res.end(stream);

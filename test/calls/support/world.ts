@@ -1,9 +1,6 @@
 /** An app listening on loopback with a scripted LLM server, a tenant and helpers to start calls. */
-import { Writable } from 'node:stream';
-import type { AppOptions } from '../../../src/app.ts';
 import type { Dialect } from '../../../src/db/database.ts';
-import { loggerOptions } from '../../../src/http/logging.ts';
-import { ADMIN_TOKEN, buildTestApp, createTenant, type Tenant, type TestApp } from '../../helpers/app.ts';
+import { ADMIN_TOKEN, buildTestApp, createTenant, type Tenant, type TestApp, type TestAppOptions } from '../../helpers/app.ts';
 import { strategyBody } from '../../helpers/fixtures.ts';
 import { connect, type CallClient } from './client.ts';
 import { startLlmServer, type LlmServer } from './llm-server.ts';
@@ -23,14 +20,11 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(dialect: Dialect, env: Record<string, string> = {}, extra: Pick<AppOptions, 'clock'> = {}): Promise<World> {
+export async function startWorld(dialect: Dialect, env: Record<string, string> = {}, extra: Pick<TestAppOptions, 'clock'> = {}): Promise<World> {
   const llm = await startLlmServer();
-  const lines: string[] = [];
-  const stream = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(chunk.toString('utf8')); done(); } });
-  const logger = { ...(loggerOptions('info') as object), stream };
   const t = await buildTestApp(dialect, {
     PARLEY_EGRESS_ALLOW: '127.0.0.0/8', OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test', ...env,
-  }, logger, extra);
+  }, { ...extra, logLevel: 'info' });
   const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const tenant = await createTenant(t);
   const api: World['api'] = async (method, path, body, headers = {}) => {
@@ -44,7 +38,7 @@ export async function startWorld(dialect: Dialect, env: Record<string, string> =
   const strategy = await api('POST', `${tenant.orgPath}/llm-generation-strategies`, { ...strategyBody, parameters: { ...strategyBody.parameters, model: 'test-model', temperature: 0.3 } });
   const world: World = {
     t, llm, address, tenant, api,
-    logs: () => lines.join(''),
+    logs: () => t.logs(),
     async createAssistant(body, kind = 'assistants') {
       const res = await api('POST', `${tenant.orgPath}/${kind}`, { llmAudioContentGenerationStrategyId: strategy.body.data.id, ...body });
       if (res.status !== 201) throw new Error(`create ${kind}: ${JSON.stringify(res.body)}`);

@@ -7,7 +7,7 @@ import { TestDialer } from '../helpers/test-dialer.ts';
 
 
 for (const dialect of DIALECTS) {
-  describe(`scheduler (${dialect})`, () => {
+  describe(`agent tasks in the job runner (${dialect})`, () => {
     let t: TestApp;
     let a: Tenant;
     let clock: ManualClock;
@@ -17,7 +17,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       clock = new ManualClock('2026-11-20T10:00:00Z'); // a Friday
       dialer = new TestDialer();
-      t = await buildTestApp(dialect, { PARLEY_RETRY_BASE_SECONDS: '60' }, false, { clock, dialer });
+      t = await buildTestApp(dialect, { PARLEY_RETRY_BASE_SECONDS: '60' }, { clock, dialer });
       a = await createTenant(t);
     });
     after(() => t.close());
@@ -45,8 +45,8 @@ for (const dialect of DIALECTS) {
     };
     const task = async (url: string, id: string) => (await t.call('GET', `${url}/${id}`)).json().data;
     const tick = async () => {
-      const result = await t.app.scheduler.tick();
-      await t.app.scheduler.idle();
+      const result = await t.app.runner.tick();
+      await t.app.runner.idle();
       return result;
     };
 
@@ -55,7 +55,7 @@ for (const dialect of DIALECTS) {
       dialer.script = () => ({ status: 'completed', conclusionId: 'conclusion-1' });
       const { url, credentialId } = await agentWithTrunk();
       const id = await createTask(url, { userValues: { firstName: 'Ada' } });
-      assert.equal((await tick()).started, 1);
+      assert.equal((await tick()).claimed.agent_task, 1);
       const done = await task(url, id);
       assert.deepEqual([done.status, done.attempts, done.conclusionId, done.lastError], ['COMPLETED', 1, 'conclusion-1', null]);
       assert.ok(done.completedAt);
@@ -69,9 +69,9 @@ for (const dialect of DIALECTS) {
       const { url } = await agentWithTrunk();
       const id = await createTask(url, { allowedHoursBegin: 22, allowedHours: 4 });
       assert.equal((await task(url, id)).nextAttemptAt, '2026-11-18T22:00:00.000Z');
-      assert.equal((await tick()).started, 0);
+      assert.equal((await tick()).claimed.agent_task, 0);
       clock.set('2026-11-18T23:30:00Z');
-      assert.equal((await tick()).started, 1);
+      assert.equal((await tick()).claimed.agent_task, 1);
       assert.equal((await task(url, id)).status, 'COMPLETED');
     });
 
@@ -81,9 +81,9 @@ for (const dialect of DIALECTS) {
       const id = await createTask(url, { allowedHoursBegin: 9, allowedHours: 8, onlyWeekdays: true });
       assert.equal((await task(url, id)).nextAttemptAt, '2026-11-23T09:00:00.000Z');
       clock.set('2026-11-22T12:00:00Z'); // Sunday noon
-      assert.equal((await tick()).started, 0);
+      assert.equal((await tick()).claimed.agent_task, 0);
       clock.set('2026-11-23T09:00:00Z');
-      assert.equal((await tick()).started, 1);
+      assert.equal((await tick()).claimed.agent_task, 1);
     });
 
     it('a timezone window moves with daylight saving (America/New_York, 9-17 local)', async () => {
@@ -106,7 +106,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([state.status, state.attempts, state.lastError], ['SCHEDULED', 1, 'attempt 1: no answer']);
       assert.equal(state.nextAttemptAt, '2026-11-18T10:01:00.000Z', '1 minute after the first attempt');
       clock.advance(30_000);
-      assert.equal((await tick()).started, 0, 'not before the backoff');
+      assert.equal((await tick()).claimed.agent_task, 0, 'not before the backoff');
       clock.set('2026-11-18T10:01:00Z');
       await tick();
       state = await task(url, id);
@@ -115,7 +115,7 @@ for (const dialect of DIALECTS) {
       await tick();
       state = await task(url, id);
       assert.deepEqual([state.status, state.attempts, state.lastError], ['FAILED', 3, 'attempt 3: no answer']);
-      assert.equal((await tick()).started, 0);
+      assert.equal((await tick()).claimed.agent_task, 0);
     });
 
     it('a decline (SIP 603) and an invalid number are not retried', async () => {
@@ -138,19 +138,19 @@ for (const dialect of DIALECTS) {
       const { url, credentialId } = await agentWithTrunk(2);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push(await createTask(url));
-      assert.equal((await t.app.scheduler.tick()).started, 2);
-      assert.equal((await t.app.scheduler.tick()).started, 0, 'full');
+      assert.equal((await t.app.runner.tick()).claimed.agent_task, 2);
+      assert.equal((await t.app.runner.tick()).claimed.agent_task, 0, 'full');
       const running = dialer.holding.filter((id) => ids.includes(id));
       assert.equal(running.length, 2);
       assert.ok(dialer.calls.filter((c) => ids.includes(c.taskId)).every((c) => c.sipCredentialId === credentialId));
       dialer.finish(running[0] as string);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.equal((await t.app.scheduler.tick()).started, 1, 'a slot freed, one more starts');
+      await t.app.runner.whenDone('agent_task', running[0] as string);
+      assert.equal((await t.app.runner.tick()).claimed.agent_task, 1, 'a slot freed, one more starts');
       for (const id of dialer.holding) dialer.finish(id);
-      await t.app.scheduler.idle();
-      while (dialer.holding.length || (await t.app.scheduler.tick()).started) {
+      await t.app.runner.idle();
+      while (dialer.holding.length || (await t.app.runner.tick()).claimed.agent_task) {
         for (const id of dialer.holding) dialer.finish(id);
-        await t.app.scheduler.idle();
+        await t.app.runner.idle();
       }
       for (const id of ids) assert.equal((await task(url, id)).status, 'COMPLETED');
     });
@@ -160,11 +160,11 @@ for (const dialect of DIALECTS) {
       dialer.script = () => 'hold';
       const { url } = await agentWithTrunk();
       const id = await createTask(url);
-      await t.app.scheduler.tick();
+      await t.app.runner.tick();
       assert.equal((await task(url, id)).status, 'IN_PROGRESS');
       const cancelled = await t.call('POST', `${url}/${id}/cancel`);
       assert.equal(cancelled.statusCode, 200);
-      await t.app.scheduler.idle();
+      await t.app.runner.idle();
       assert.ok(dialer.aborted.includes(id), 'the call was hung up');
       const state = await task(url, id);
       assert.equal(state.status, 'CANCELLED');
@@ -176,10 +176,10 @@ for (const dialect of DIALECTS) {
       dialer.script = () => 'hold';
       const { url } = await agentWithTrunk();
       const id = await createTask(url);
-      await t.app.scheduler.tick();
+      await t.app.runner.tick();
       assert.equal((await t.call('DELETE', `${url}/${id}`)).statusCode, 409);
       dialer.finish(id);
-      await t.app.scheduler.idle();
+      await t.app.runner.idle();
     });
 
     it('pause holds every task of the agent back; resume lets them run; nothing is lost', async () => {
@@ -188,10 +188,10 @@ for (const dialect of DIALECTS) {
       const { url } = await agentWithTrunk();
       await t.call('POST', `${url}/pause`);
       const ids = [await createTask(url), await createTask(url)];
-      assert.equal((await tick()).started, 0);
+      assert.equal((await tick()).claimed.agent_task, 0);
       for (const id of ids) assert.equal((await task(url, id)).status, 'SCHEDULED');
       await t.call('POST', `${url}/resume`);
-      assert.equal((await tick()).started, 2);
+      assert.equal((await tick()).claimed.agent_task, 2);
       for (const id of ids) assert.equal((await task(url, id)).status, 'COMPLETED');
     });
 
@@ -206,18 +206,18 @@ for (const dialect of DIALECTS) {
         const row = await trx.selectFrom('agent_tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
         await moveTask(trx, row, 'SCHEDULED', { status: 'IN_PROGRESS', set: { attempts: 1, lease_owner: 'dead-worker', lease_expires_at: '2026-11-18T10:01:00.000Z' } }, '2026-11-18T10:00:00.000Z');
       });
-      assert.equal((await tick()).reclaimed, 0, 'the lease still holds');
+      assert.equal((await tick()).reclaimed.agent_task, 0, 'the lease still holds');
       assert.equal((await task(url, id)).status, 'IN_PROGRESS');
       clock.set('2026-11-18T10:02:00Z');
       const result = await tick();
-      assert.equal(result.reclaimed, 1);
-      assert.equal(result.started, 1);
+      assert.equal(result.reclaimed.agent_task, 1);
+      assert.equal(result.claimed.agent_task, 1);
       const state = await task(url, id);
       assert.deepEqual([state.status, state.attempts], ['COMPLETED', 2]);
     });
 
     it('with the `none` dialer an attempt fails at once with a clear error', async () => {
-      const { noDialer } = await import('../../src/jobs/dialer.ts');
+      const { noDialer } = await import('../../src/modules/tasks/dialer.ts');
       assert.deepEqual(await noDialer.dial({} as never), { status: 'failed', error: 'no dialer configured', retryable: false });
     });
   });
@@ -228,7 +228,7 @@ for (const dialect of DIALECTS) {
     it('every status change of a task is written to the outbox for the agent\'s hooks', async () => {
       const clock = new ManualClock('2026-11-18T10:00:00Z');
       const dialer = new TestDialer(() => ({ status: 'completed', conclusionId: 'c-1' }));
-      const t = await buildTestApp(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' }, false, { clock, dialer });
+      const t = await buildTestApp(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' }, { clock, dialer });
       try {
         const a = await createTenant(t);
         const hook = { type: 'task_status_changed', parameters: { url: 'http://127.0.0.1:9/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } };
@@ -236,8 +236,8 @@ for (const dialect of DIALECTS) {
         const url = `${a.orgPath}/agents/${agent}/tasks`;
         const task = (await t.call('POST', url, { body: { targetNumber: '+4930123456' } })).json().data.id;
         await t.call('POST', `${url}/${task}/execute`);
-        await t.app.scheduler.tick();
-        await t.app.scheduler.idle();
+        await t.app.runner.tick();
+        await t.app.runner.idle();
         const rows = await t.db.kysely.selectFrom('webhook_deliveries' as never).selectAll().execute() as { payload: unknown }[];
         const payloads = rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>);
         assert.deepEqual(payloads.map((p) => `${String(p.previousStatus)}>${String(p.status)}`).sort(), ['IN_PROGRESS>COMPLETED', 'PENDING>SCHEDULED', 'SCHEDULED>IN_PROGRESS']);

@@ -1,4 +1,4 @@
-/** What the scheduler asks of whatever places the call. */
+/** What the task runner asks of whatever places the call. */
 export interface DialRequest {
   taskId: string;
   organizationId: string;
@@ -12,13 +12,15 @@ export interface DialRequest {
   signal: AbortSignal;
 }
 
-export type DialOutcome =
+/** How an attempt ended; `callId` and `sipCode` are kept on the task's attempt record when known. */
+export type DialOutcome = (
   | { status: 'completed'; conclusionId?: string | null }
   | { status: 'no_answer' }
   | { status: 'busy' }
-  | { status: 'declined'; sipCode?: number }
-  | { status: 'invalid_number'; sipCode?: number }
-  | { status: 'failed'; error: string; retryable: boolean };
+  | { status: 'declined' }
+  | { status: 'invalid_number' }
+  | { status: 'failed'; error: string; retryable: boolean }
+) & { sipCode?: number; callId?: string };
 
 export interface Dialer {
   readonly name: string;
@@ -26,8 +28,8 @@ export interface Dialer {
 }
 
 /**
- * The only dialer until SIP calling lands: it places no call and says so, so that nothing
- * pretends a call was made. Attempts fail at once with a clear lastError and are not retried.
+ * The dialer when none is configured: it places no call and says so, so that nothing pretends a
+ * call was made. Attempts fail at once with a clear lastError and are not retried.
  */
 export const noDialer: Dialer = {
   name: 'none',

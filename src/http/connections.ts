@@ -1,0 +1,43 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+
+export interface ConnectionLimits {
+  /** Open connections one client address may hold; more are closed at once. */
+  perAddress: number;
+  /** Open connections in all. */
+  total: number;
+}
+
+/**
+ * Caps open connections per client address and in all, so one client cannot hold every
+ * descriptor of the process. (Request, header and idle timeouts are Fastify options: see app.ts.)
+ */
+export function limitConnections(server: Server, limits: ConnectionLimits): void {
+  server.maxConnections = limits.total;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > limits.perAddress) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+    });
+  });
+}
+
+/**
+ * An error answered before the request body was read (a 401 on a slow upload, a 413) closes
+ * the connection, so the client cannot keep it open by trickling the rest of the body.
+ */
+export function closeAfterEarlyErrors(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+  });
+}

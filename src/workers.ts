@@ -1,0 +1,61 @@
+import type { Context } from './context.ts';
+import { migrate } from './db/migrate.ts';
+import { idempotencySweep, rateLimitSweep } from './http/sweeps.ts';
+import { RATE_LIMIT_WINDOW_MS } from './http/rate-limit.ts';
+import { Runner } from './jobs/runner.ts';
+import { callsSweep } from './modules/calls/calls.sweep.ts';
+import { deliveryJobs } from './modules/events/deliveries.jobs.ts';
+import { deliveriesSweep } from './modules/events/deliveries.sweep.ts';
+import { noDialer, type Dialer } from './modules/tasks/dialer.ts';
+import { taskJobs } from './modules/tasks/tasks.jobs.ts';
+
+export interface RunnerOptions {
+  dialer?: Dialer;
+  pollMs?: number;
+}
+
+/** The dialer PARLEY_DIALER names. */
+export function configuredDialer(ctx: Context): Dialer {
+  switch (ctx.config.dialer) {
+    case 'none':
+      return noDialer;
+  }
+}
+
+/**
+ * The job runner of a process, composed from the features: agent tasks (placed by the
+ * dialer), webhook deliveries, and the sweeps that keep tables from growing for ever.
+ */
+export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
+  const { config } = ctx;
+  const runner = new Runner(ctx.clock, ctx.log, { workerId: ctx.processId, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
+  runner.register(taskJobs(ctx, {
+    dialer: options.dialer ?? configuredDialer(ctx),
+    retry: { baseMs: config.retryBaseMs, capMs: 60 * 60_000 },
+    leaseMs: config.leaseMs,
+  }));
+  runner.register(deliveryJobs(ctx, { leaseMs: config.leaseMs }));
+  runner.addSweep(callsSweep(ctx));
+  runner.addSweep(deliveriesSweep(ctx));
+  runner.addSweep(idempotencySweep(ctx));
+  runner.addSweep(rateLimitSweep(ctx, RATE_LIMIT_WINDOW_MS));
+  return runner;
+}
+
+/**
+ * `parley worker`: the job runner without the API, for scaling calls and deliveries out beside
+ * API processes (PARLEY_SCHEDULER=off). Answers a function that stops it gracefully.
+ */
+export async function runWorker(ctx: Context, options: RunnerOptions = {}): Promise<{ runner: Runner; stop(): Promise<void> }> {
+  await migrate(ctx.db);
+  const runner = buildRunner(ctx, options);
+  runner.start();
+  ctx.log.info({ workerId: runner.workerId }, 'worker started');
+  return {
+    runner,
+    async stop() {
+      await runner.stop();
+      await ctx.close();
+    },
+  };
+}

@@ -8,7 +8,7 @@ export interface VadSettings {
   confidenceThreshold: number;
   /** RMS level (0..1) below which a window is never speech, whatever the model says. */
   minVolume: number;
-  /** Speech needed, without a break, before `speech_start`. */
+  /** Speech needed before `speech_start`; pauses up to 100 ms within it do not restart the count. */
   startDuration: number;
   /** Silence needed, without a break, before `speech_end`. */
   stopDuration: number;
@@ -49,6 +49,13 @@ export interface Vad {
 const msAt = (sample: number) => (sample * 1000) / PIPELINE_RATE;
 
 /**
+ * A pause this short (100 ms) does not break the speech counted towards startDuration: the
+ * closure of a stop consonant ("What time") would otherwise restart the count, and speech_start
+ * would be timed from the second word, after its backbuffer had lost the first.
+ */
+const START_GAP_SAMPLES = 0.1 * PIPELINE_RATE;
+
+/**
  * Voice activity detection with Silero VAD on 512-sample windows (32 ms). Pushes are processed
  * in order, one after the other, whatever their size; stream time counts from the first sample
  * pushed. Every window runs through the model, speech or not, so its recurrent state follows
@@ -58,7 +65,6 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
   const startSamples = samplesFor(settings.startDuration, PIPELINE_RATE);
   const stopSamples = samplesFor(settings.stopDuration, PIPELINE_RATE);
   const backSamples = samplesFor(settings.backbufferDuration, PIPELINE_RATE);
-  const keepSamples = backSamples + startSamples + SILERO_WINDOW;
 
   const partial = new Int16Array(SILERO_WINDOW);
   let filled = 0;
@@ -68,6 +74,8 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
   let recent: { start: number; audio: Int16Array }[] = []; // windows for the backbuffer and start run
   let speaking = false;
   let runStart: number | null = null; // where the speech run (before speech_start) began
+  let runSpeech = 0; // samples of speech in that run
+  let runGap = 0; // samples of non-speech since the run's last speech window
   let silenceStart: number | null = null; // where the silence (while speaking) began
   let generation = 0; // bumped by reset() so that a step in flight is dropped
   let queue: Promise<unknown> = Promise.resolve();
@@ -78,8 +86,14 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
     input = new Float32Array(SILERO_CONTEXT + SILERO_WINDOW);
     recent = [];
     speaking = false;
-    runStart = null;
+    endRun();
     silenceStart = null;
+  }
+
+  function endRun(): void {
+    runStart = null;
+    runSpeech = 0;
+    runGap = 0;
   }
 
   async function window(audio: Int16Array, events: VadEvent[]): Promise<void> {
@@ -96,7 +110,9 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
 
     const isSpeech = result.probability >= settings.confidenceThreshold && rmsLevel(audio) >= settings.minVolume;
     recent.push({ start, audio });
-    while (recent.length > 1 && recent[1]!.start <= end - keepSamples) recent.shift();
+    // Keep the windows of the run so far and of the backbuffer before it (this window may start a run).
+    const keepFrom = (runStart ?? start) - backSamples;
+    while (recent.length > 1 && recent[1]!.start <= keepFrom) recent.shift();
 
     if (speaking) {
       events.push({ type: 'speech', audio });
@@ -109,17 +125,19 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
       return;
     }
     if (!isSpeech) {
-      runStart = null;
+      if (runStart !== null && (runGap += SILERO_WINDOW) > START_GAP_SAMPLES) endRun();
       return;
     }
     runStart ??= start;
-    if (end - runStart < startSamples) return;
+    runSpeech += SILERO_WINDOW;
+    runGap = 0;
+    if (runSpeech < startSamples) return;
     const from = Math.max(0, runStart - backSamples);
     const held = recent.filter((w) => w.start + SILERO_WINDOW > from);
     const audioSoFar = concatSamples(held.map((w) => w.audio)).subarray(from - held[0]!.start);
     events.push({ type: 'speech_start', atMs: msAt(runStart), audio: audioSoFar });
     speaking = true;
-    runStart = null;
+    endRun();
   }
 
   async function process(pcm: Int16Array): Promise<VadEvent[]> {

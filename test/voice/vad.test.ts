@@ -46,6 +46,13 @@ describe('Silero VAD', () => {
   });
 
   it('finds one utterance: speech_start near the onset, speech_end stopDuration after the speech', async () => {
+    await onsetAndEnd(padded, bounds);
+    // "What" is shorter than startDuration and the pause before "time" must not restart the count.
+    const question = concatSamples([silence(1), await speech('What time do you open on Sunday?'), silence(1)]);
+    await onsetAndEnd(question, energyBounds(question, RATE));
+  });
+
+  async function onsetAndEnd(padded: Int16Array, bounds: { start: number; end: number }): Promise<void> {
     const seen = edges(await run(model, padded));
     assert.deepEqual(seen.map((s) => s.event.type), ['speech_start', 'speech_end']);
     const [start, end] = seen as [Seen & { event: { atMs: number } }, Seen & { event: { atMs: number } }];
@@ -56,7 +63,7 @@ describe('Silero VAD', () => {
     // Decided about stopDuration (0.8 s) after the speech ended: the model's tail adds a little.
     assert.ok(decidedMs - speechEndMs >= 700 && decidedMs - speechEndMs <= 1100, `speech_end decided at ${decidedMs} ms, speech ended at ${speechEndMs} ms`);
     assert.ok(Math.abs(end.event.atMs - speechEndMs) <= 300, `speech_end.atMs ${end.event.atMs}, speech ended at ${speechEndMs} ms`);
-  });
+  }
 
   it('speech_start carries the backbuffer and the speech so far, sample for sample, then speech events carry the rest', async () => {
     for (const backbufferDuration of [0.3, 0.5]) {

@@ -75,14 +75,24 @@ describe('Deepgram live STT', () => {
     assert.deepEqual(fake.problems, []);
   });
 
-  it('sends KeepAlive while no audio flows, so that the socket stays open', async () => {
-    const session = await open({ keepAliveMs: 30 });
+  it('sends KeepAlive while no audio flows; without it the socket is closed as idle', async () => {
+    const session = await open({ keepAliveMs: 20 });
     try {
       const before = fake.controls.filter((c) => c === 'KeepAlive').length;
-      await fake.waitFor(() => fake.controls.filter((c) => c === 'KeepAlive').length >= before + 3, 'three KeepAlive messages');
-      assert.equal(fake.openConnections(), 1);
+      await fake.waitFor(() => fake.controls.filter((c) => c === 'KeepAlive').length >= before + 5, 'five KeepAlive messages');
     } finally {
       await session.close();
+    }
+    // Deepgram closes a socket that gets neither audio nor KeepAlive for 10 s; this fake after 100 ms.
+    const strict = await startFakeDeepgram({ apiKey: KEY, idleTimeoutMs: 100 });
+    try {
+      const silent = await createDeepgramStt({ keepAliveMs: 60_000 }).open({ apiKey: KEY, baseUrl: strict.url, signal: new AbortController().signal });
+      await strict.waitFor(() => strict.openConnections() === 0, 'the idle socket closed');
+      await assert.rejects(silent.endUtterance(), /1011 NET-0001/);
+      await silent.close();
+      assert.deepEqual(strict.problems, []);
+    } finally {
+      await strict.close();
     }
   });
 
@@ -91,7 +101,9 @@ describe('Deepgram live STT', () => {
     fake.answerFinalize(false);
     const session = await open({ finalizeTimeoutMs: 200 });
     try {
+      const finalSeen = new Promise<void>((resolve) => (session.onInterim = (text) => text === 'I would like to' && resolve()));
       for (const frame of frames(utterance)) session.write(frame);
+      await finalSeen; // the first half's is_final result has arrived; the rest never comes
       assert.equal(await session.endUtterance(), 'I would like to');
     } finally {
       fake.answerFinalize(true);

@@ -4,6 +4,7 @@
 declare module 'ws' {
   import { EventEmitter } from 'node:events';
   import type { ClientRequest, IncomingMessage, Server as HttpServer } from 'node:http';
+  import type { Duplex } from 'node:stream';
 
   export type RawData = Buffer | ArrayBuffer | Buffer[];
 
@@ -53,6 +54,7 @@ declare module 'ws' {
     readonly clients: Set<WebSocket>;
     constructor(options?: ServerOptions);
     close(cb?: (err?: Error) => void): void;
+    handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, callback: (client: WebSocket, request: IncomingMessage) => void): void;
   }
   export { WebSocketServer as Server };
   export default WebSocket;

@@ -6,7 +6,7 @@
  */
 import type { WebSocket } from 'ws';
 import { concatPcm, pcmBytes, speak } from './audio.ts';
-import { delay, sameKeys, startFakeServer, Violations } from './server.ts';
+import { delay, messageText, sameKeys, startFakeServer, Violations } from './server.ts';
 
 export interface CartesiaExpectations {
   apiKey: string;
@@ -50,7 +50,7 @@ export async function startCartesiaFake(expect: CartesiaExpectations): Promise<C
       socket.on('message', (data) => {
         let message: Record<string, unknown>;
         try {
-          message = JSON.parse(String(data)) as Record<string, unknown>;
+          message = JSON.parse(messageText(data)) as Record<string, unknown>;
         } catch {
           return violations.add('a message that is not JSON');
         }
@@ -76,7 +76,7 @@ export async function startCartesiaFake(expect: CartesiaExpectations): Promise<C
 
   async function generate(socket: WebSocket, contextId: string, transcript: string, cancelled: Set<string>) {
     const pcm = await speak(transcript, expect.sampleRate);
-    const record = { contextId, transcript, pcm: new Int16Array(0), chunks: 0 };
+    const record: CartesiaFake['sent'][number] = { contextId, transcript, pcm: new Int16Array(0), chunks: 0 };
     fake.sent.push(record);
     const parts: Int16Array[] = [];
     for (let offset = 0; offset < pcm.length; offset += fake.chunkSamples) {

@@ -6,7 +6,7 @@
  */
 import type { WebSocket } from 'ws';
 import { concatPcm, pcmBytes, speak } from './audio.ts';
-import { delay, sameKeys, startFakeServer, Violations } from './server.ts';
+import { delay, messageText, sameKeys, startFakeServer, Violations } from './server.ts';
 
 export interface ElevenLabsExpectations {
   apiKey: string;
@@ -72,7 +72,7 @@ export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promi
       socket.on('message', (data) => {
         let message: Record<string, unknown>;
         try {
-          message = JSON.parse(String(data)) as Record<string, unknown>;
+          message = JSON.parse(messageText(data)) as Record<string, unknown>;
         } catch {
           return violate('a message that is not JSON');
         }

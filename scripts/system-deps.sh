@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure the system packages the test suite talks to are present: PostgreSQL (second
-# dialect) and Kamailio (SIP peer). Installs them with apt-get when run as root on Debian;
-# otherwise says what to install.
+# dialect), Kamailio (SIP peer) and espeak-ng (the speech of the fake voice providers).
+# Installs them with apt-get when run as root on Debian; otherwise says what to install.
 set -euo pipefail
 
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v kamailio >/dev/null 2>&1 || [[ -x /usr/sbin/kamailio ]] || missing+=(kamailio)
+command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then

@@ -62,7 +62,8 @@ export class Pacer {
   private readonly lateness = new LatenessHistogram();
   private timer: unknown = null;
   private origin = 0;
-  private lastTick = -Infinity;
+  /** Grid positions are counted in whole ticks from `origin`, so no float error piles up. */
+  private lastTick = -1;
 
   constructor(private readonly clock: PacerClock, options: { frameMs?: number } = {}) {
     this.frameMs = options.frameMs ?? 20;
@@ -73,7 +74,7 @@ export class Pacer {
     this.outputs.add(output as Output<unknown>);
     if (this.timer === null) {
       this.origin = this.clock.now();
-      this.lastTick = this.origin - this.frameMs;
+      this.lastTick = -1;
       this.timer = this.clock.setTimer(0, () => this.tick());
     }
     return output;
@@ -94,7 +95,12 @@ export class Pacer {
 
   /** The first grid tick at or after `time`: when a frame queued then is first due. */
   tickAtOrAfter(time: number): number {
-    return this.origin + Math.ceil((time - this.origin) / this.frameMs - 1e-9) * this.frameMs;
+    return Math.ceil((time - this.origin) / this.frameMs - 1e-9);
+  }
+
+  /** When grid tick `tick` is ideally due. */
+  timeOf(tick: number): number {
+    return this.origin + tick * this.frameMs;
   }
 
   now(): number {
@@ -107,15 +113,15 @@ export class Pacer {
 
   private tick(): void {
     const now = this.clock.now();
-    // The latest grid point not after now; a timer firing a hair early still takes the next one.
-    const tick = Math.max(this.lastTick + this.frameMs, this.origin + Math.floor((now - this.origin) / this.frameMs) * this.frameMs);
+    // The latest grid tick not after now; a timer firing a hair early still takes the next one.
+    const tick = Math.max(this.lastTick + 1, Math.floor((now - this.origin) / this.frameMs));
     this.lastTick = tick;
     for (const output of this.outputs) output.pump(tick, now);
     if (this.outputs.size === 0) {
       this.timer = null;
       return;
     }
-    this.timer = this.clock.setTimer(tick + this.frameMs - this.clock.now(), () => this.tick());
+    this.timer = this.clock.setTimer(this.timeOf(tick + 1) - this.clock.now(), () => this.tick());
   }
 
   private remove(output: Output<unknown>): void {
@@ -130,15 +136,15 @@ export class Pacer {
 class Output<F> implements PacedOutput<F> {
   private readonly queue = new FrameQueue<F>();
   private readonly tags = new Map<string, TagState>();
-  private readonly leadMs: number;
-  /** Real time at which the next frame sent starts playing at the peer. */
+  private readonly lead: number;
+  /** The grid tick at which the next frame sent starts playing at the peer. */
   private playhead = -Infinity;
   /** The grid tick the current run of continuous audio started at. */
   private runStart = -Infinity;
   private closed = false;
 
   constructor(private readonly pacer: Pacer, private readonly options: PacedOutputOptions<F>, private readonly onClose: (output: Output<F>) => void) {
-    this.leadMs = Math.max(0, Math.floor(options.lead ?? 0)) * pacer.frameMs;
+    this.lead = Math.max(0, Math.floor(options.lead ?? 0));
   }
 
   get queuedFrames(): number {
@@ -161,7 +167,7 @@ class Output<F> implements PacedOutput<F> {
   clear(): ClearReport {
     const now = this.pacer.now();
     const cut = [...this.tags].map(([tag, state]) => ({ tag, sentMs: state.sent * this.pacer.frameMs, droppedMs: state.queued * this.pacer.frameMs }));
-    const aheadMs = Math.max(0, this.playhead - now);
+    const aheadMs = Math.max(0, this.pacer.timeOf(this.playhead) - now);
     this.queue.clear();
     this.tags.clear();
     this.playhead = -Infinity;
@@ -182,7 +188,6 @@ class Output<F> implements PacedOutput<F> {
 
   /** Sends every frame due by grid tick `tick`; `now` is when that actually happens. */
   pump(tick: number, now: number): void {
-    const frameMs = this.pacer.frameMs;
     while (this.queue.length > 0) {
       const available = this.pacer.tickAtOrAfter(this.queue.firstQueuedAt());
       if (this.playhead < available) {
@@ -190,7 +195,7 @@ class Output<F> implements PacedOutput<F> {
         this.playhead = available;
         this.runStart = available;
       }
-      const due = Math.max(this.playhead - this.leadMs, this.runStart);
+      const due = Math.max(this.playhead - this.lead, this.runStart);
       if (due > tick) return;
       const tag = this.queue.firstTag();
       const frame = this.queue.shift();
@@ -199,8 +204,8 @@ class Output<F> implements PacedOutput<F> {
       } catch (error) {
         this.options.onSendError?.(error);
       }
-      this.pacer.recordLateness(now - due);
-      this.playhead += frameMs;
+      this.pacer.recordLateness(now - this.pacer.timeOf(due));
+      this.playhead++;
       if (tag !== undefined) this.sent(tag);
     }
   }

@@ -123,6 +123,19 @@ describe('Pacer', () => {
     assert.equal(pacer.outputCount, 0);
   });
 
+  it('keeps every frame on its tick over a long stream from a fractional start (no float drift)', () => {
+    const clock = new ManualPacerClock(256.389535);
+    const pacer = new Pacer(clock);
+    const { output, sent } = recorder(pacer, clock, 3);
+    for (let i = 0; i < 3000; i++) output.enqueue(i);
+    clock.advance(60_000);
+    assert.equal(sent.length, 3000);
+    assert.equal(pacer.stats().maxMs, 0);
+    // Three frames of lead at the start, then exactly one per tick.
+    assert.ok(Math.abs((sent.at(-1)?.at ?? 0) - (256.389535 + 2996 * 20)) < 1e-6);
+    output.close();
+  });
+
   it('a send that throws does not stop the other outputs', () => {
     const clock = new ManualPacerClock(0);
     const pacer = new Pacer(clock);

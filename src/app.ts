@@ -4,6 +4,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Llm } from './calls/llm.ts';
 import { createLlm } from './calls/llm.ts';
+import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
+import { platformAccess } from './modules/calls/voice-plan.ts';
 import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { AuthCache } from './http/auth-cache.ts';
@@ -60,6 +62,8 @@ export interface AppOptions {
   dialer?: Dialer;
   /** The LLM of calls; by default the OpenAI-compatible endpoint of the config. */
   llm?: Llm;
+  /** What voice calls share (the pacer, the VAD model, the providers); tests may give one with a manual pacer clock. */
+  voice?: VoiceKit;
   /** Where a generated admin token is shown, once. */
   announceAdminToken?: (token: string) => void;
   /** Sees every route as it is added (the tenant-isolation test builds its matrix from them). */
@@ -158,6 +162,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const llm = options.llm ?? createLlm({
     baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
   });
-  await app.register(callSocketPlugin, { deps: calls, llm });
+  await app.register(callSocketPlugin, { deps: calls, llm, voice: options.voice ?? createVoiceKit(), resolveAccess: platformAccess(config) });
   return app;
 }

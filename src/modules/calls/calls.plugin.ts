@@ -5,13 +5,15 @@ import type { Llm } from '../../calls/llm.ts';
 import { createCallRuntime } from '../../calls/runtime.ts';
 import { callSocketRoutes } from './calls.socket.ts';
 import { renewCallLeases, type CallDeps } from './calls.service.ts';
+import type { VoiceKit } from '../../calls/voice/kit.ts';
+import type { ResolveAccess } from './voice-plan.ts';
 
 /**
  * The call WebSocket and the runtime of this process's live calls. Live calls end as
  * server_shutdown before the WebSocket server closes its sockets, so every call has a record
  * and a conclusion however the process stops; a process that dies is covered by the calls sweep.
  */
-export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallDeps; llm: Llm }): Promise<void> {
+export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallDeps; llm: Llm; voice: VoiceKit; resolveAccess: ResolveAccess }): Promise<void> {
   const { ctx } = opts.deps;
   const { config } = ctx;
   const runtime = createCallRuntime({
@@ -27,8 +29,12 @@ export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallD
     renewLeases: (owner) => renewCallLeases(ctx, owner),
   });
   app.addHook('preClose', () => runtime.endAll('server_shutdown'));
-  app.addHook('onClose', async () => runtime.close());
-  // A frame is at most a user message of MAX_USER_TEXT characters, with room for JSON escaping.
+  app.addHook('onClose', async () => {
+    runtime.close();
+    await opts.voice.close();
+  });
+  // A frame is at most a user message of MAX_USER_TEXT characters, with room for JSON escaping
+  // (an audio chunk is far smaller).
   await app.register(websocket, { options: { maxPayload: MAX_USER_TEXT * 6 + 1024 } });
-  await app.register(callSocketRoutes, { deps: opts.deps, runtime });
+  await app.register(callSocketRoutes, { deps: opts.deps, runtime, voice: opts.voice, resolveAccess: opts.resolveAccess });
 }

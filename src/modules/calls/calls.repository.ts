@@ -113,6 +113,7 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     taskId: row.task_id,
     status: row.status,
     transport: readJson<Call['transport']>(row.transport),
+    audio: row.audio ? readJson<Call['audio']>(row.audio) : null,
     userValues: readJson<Record<string, unknown>>(row.user_values),
     startedAt: row.started_at,
     endedAt: row.ended_at,

@@ -53,7 +53,7 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
     const organizationId = params.organizationId ?? '';
     const call = await createCall(deps, {
       kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {},
-      traceId: request.id, transport: websocketTransportInfo(),
+      traceId: request.id, transport: websocketTransportInfo(), audio: request.body.audio ?? null,
     });
     const websocketUrl = `${websocketBase(deps.ctx.config.publicUrl, request)}/api/v1/calls/${call.id}/ws?token=${call.token}`;
     const location = `${orgPath({ vendorId: params.vendorId ?? '', organizationId })}/calls/${call.id}`;

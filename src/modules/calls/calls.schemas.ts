@@ -9,14 +9,26 @@ const TOOL_OUTCOMES = ['ok', 'http_error', 'timeout', 'refused', 'too_large', 'u
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+export const AUDIO_ENCODINGS = ['pcm_s16le', 'mulaw'] as const;
+export const AUDIO_RATES = [8000, 16000, 24000, 48000] as const;
+
+export const CallAudio = Type.Object(
+  {
+    encoding: Type.String({ enum: [...AUDIO_ENCODINGS], description: 'pcm_s16le: 16-bit little-endian PCM; mulaw: G.711 mu-law' }),
+    sampleRate: Type.Integer({ enum: [...AUDIO_RATES], description: 'Hz' }),
+  },
+  { additionalProperties: false, title: 'CallAudio', description: 'Makes it a voice call: binary audio frames in this format go both ways on the socket' },
+);
+
 export const CallStart = Type.Object(
   {
+    audio: Type.Optional(CallAudio),
     userValues: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
       maxProperties: 100,
       description: 'Fill {{name}} placeholders in the prompt and greeting; values that are not strings are written as JSON',
     })),
   },
-  { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }] },
+  { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } }] },
 );
 export type CallStart = Static<typeof CallStart>;
 
@@ -84,6 +96,7 @@ export const Call = Type.Object(
     taskId: Nullable(Uuid),
     status: Type.String({ enum: [...CALL_STATUSES] }),
     transport: Transport,
+    audio: Nullable(CallAudio),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),

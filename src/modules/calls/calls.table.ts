@@ -27,6 +27,8 @@ export interface CallTable {
   failure: Json | null;
   /** The agent task whose attempt placed the call. */
   task_id: string | null;
+  /** A voice call: the audio format of its client (`{ encoding, sampleRate }`); null for a text call. */
+  audio: Json | null;
   /** Placeholders the prompt or greeting kept unfilled when the call connected (JSON array). */
   unfilled_placeholders: Json | null;
   created_at: Timestamp;

@@ -10,6 +10,8 @@ import { bandLimited, silence, speech } from '../voice/support/speech.ts';
 import { createDecoder, createEncoder, type AudioFormat } from '../../src/voice/audio/format.ts';
 import type { CallClient } from './support/client.ts';
 import { connect } from './support/client.ts';
+import { startReceiver } from './support/receiver.ts';
+import { toolSchema } from '../helpers/fixtures.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
 
 const XI_KEY = 'xi-test-key-0123456789';
@@ -133,7 +135,65 @@ for (const dialect of DIALECTS) {
       assert.equal(call.turns.length, 1);
       assert.ok(call.turns[0].latencyMs > 0 && call.turns[0].latencyMs < 5000, `latency ${call.turns[0].latencyMs}`);
       assert.deepEqual(call.audio, { encoding: 'pcm_s16le', sampleRate: RATE });
+      assert.deepEqual(call.providers, { tts: 'elevenlabs', stt: 'deepgram' });
       assert.deepEqual(stt.problems, []);
+    });
+
+    it('a strategy naming no voice speaks with the local eSpeak voice; one naming a provider without a key fails at start, saying why', { timeout: 60_000 }, async () => {
+      const strategy = async (voice: Record<string, unknown>) => (await w.api('POST', `${w.tenant.orgPath}/llm-generation-strategies`, {
+        name: 'Plain', type: 'text_to_speech', parameters: { voice, transcriber: { provider: 'deepgram', model: 'nova-3', language: 'en' } },
+      })).body.data.id as string;
+      const plain = await w.createAssistant({ name: 'Local', systemPromptGreeting: 'Hello, this is the front desk.', llmAudioContentGenerationStrategyId: await strategy({}) });
+      const started = await w.api('POST', `${w.tenant.orgPath}/assistants/${plain}/calls`, { audio: { encoding: 'pcm_s16le', sampleRate: RATE } });
+      const client = await connect(started.body.data.websocketUrl);
+      await client.next('call_started');
+      // eSpeak speaks the greeting: about two seconds of real speech, with no account and no apt package.
+      while (pcmOf(client.audio).length < RATE * 1.2) await sleep(50);
+      const { start, end } = energyBounds(pcmOf(client.audio), RATE);
+      assert.ok(end - start > RATE * 0.8, 'a second or more of speech');
+      client.send({ type: 'end' });
+      await client.closed;
+      assert.deepEqual((await callRecord(w, started.body.data.id)).providers, { tts: 'espeak', stt: 'deepgram' });
+
+      const keyless = await w.createAssistant({ name: 'Keyless', llmAudioContentGenerationStrategyId: await strategy({ provider: 'cartesia' }) });
+      const call = await w.api('POST', `${w.tenant.orgPath}/assistants/${keyless}/calls`, { audio: { encoding: 'pcm_s16le', sampleRate: RATE } });
+      const failing = await connect(call.body.data.websocketUrl);
+      assert.match((await failing.next('error')).message, /no cartesia key: add a cartesia provider credential to the organization, or set CARTESIA_API_KEY/);
+      assert.equal((await failing.next('call_ended')).reason, 'error');
+      const record = await callRecord(w, call.body.data.id);
+      assert.deepEqual([record.failure.source, record.endReason], ['tts:cartesia', 'error']);
+    });
+
+    it('a tool that takes long is announced: a tool_waiting frame, and a spoken filler kept out of the LLM history', { timeout: 60_000 }, async () => {
+      const receiver = await startReceiver();
+      try {
+        receiver.answer = () => ({ body: 'Order 42 ships Monday.', delayMs: 2_500 });
+        const tooled = await w.createAssistant({
+          name: 'Slow tools', llmAudioContentGenerationStrategyId: (await w.api('GET', `${w.tenant.orgPath}/assistants/${assistantId}`)).body.data.llmAudioContentGenerationStrategyId,
+          extensions: [{ type: 'tool_webhook', parameters: { name: 'lookup_order', serverUrl: receiver.url, schema: toolSchema('lookup_order') } }],
+        });
+        w.llm.respond = (body) => (body.messages.at(-1).role === 'tool' ? { text: 'It ships Monday.' } : { toolCalls: [{ id: 'c1', name: 'lookup_order', arguments: '{"orderNumber":"42"}' }] });
+        stt.setTranscript(QUESTION);
+        const call = await w.api('POST', `${w.tenant.orgPath}/assistants/${tooled}/calls`, { audio: { encoding: 'pcm_s16le', sampleRate: RATE } });
+        const client = await connect(call.body.data.websocketUrl);
+        await client.next('call_started');
+        const llmBefore = w.llm.requests.length;
+        await talk(client, question);
+        const waiting = await client.next('tool_waiting', 10_000);
+        assert.deepEqual(waiting.names, ['lookup_order']);
+        assert.ok(waiting.elapsedMs >= 1_400);
+        await client.next((f) => f.type === 'assistant_message' && f.text === 'It ships Monday.', 15_000);
+        const history = w.llm.requests.at(-1).messages;
+        assert.ok(w.llm.requests.length > llmBefore);
+        assert.ok(!history.some((m: any) => m.content === 'One moment, please.'), 'the filler is not in the history');
+        while (!(await callRecord(w, call.body.data.id)).transcript.some((e: any) => e.text === 'It ships Monday.')) await sleep(100);
+        client.send({ type: 'end' });
+        await client.closed;
+        const texts = (await callRecord(w, call.body.data.id)).transcript.map((e: any) => e.text);
+        assert.ok(texts.includes('One moment, please.'), `the filler was heard: ${JSON.stringify(texts)}`);
+      } finally {
+        await receiver.close();
+      }
     });
 
     it('a mu-law 8 kHz call: the speech survives the codec round trip both ways', { timeout: 60_000 }, async () => {

@@ -97,6 +97,10 @@ export const Call = Type.Object(
     status: Type.String({ enum: [...CALL_STATUSES] }),
     transport: Transport,
     audio: Nullable(CallAudio),
+    providers: Nullable(Type.Object(
+      { tts: Type.Optional(Type.String()), stt: Type.Optional(Type.String()), realtime: Type.Optional(Type.String()) },
+      { description: 'A voice call: the providers it spoke and listened with' },
+    )),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),

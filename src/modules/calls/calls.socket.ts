@@ -59,8 +59,12 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
         await fail('error', { source: 'setup', statusCode: null, message: 'the assistant or agent was deleted' });
         throw notFound('The assistant or agent of this call');
       }
-      if (setup.unfilled.length) {
-        await ctx.db.kysely.updateTable('calls').set({ unfilled_placeholders: JSON.stringify(setup.unfilled) }).where('id', '=', callId).execute();
+      const providers = setup.voice?.kind === 'pipeline' ? { tts: setup.voice.tts.provider, stt: setup.voice.stt.provider }
+        : setup.voice?.kind === 'realtime' ? { realtime: 'openai' } : null;
+      if (setup.unfilled.length || providers) {
+        await ctx.db.kysely.updateTable('calls')
+          .set({ unfilled_placeholders: setup.unfilled.length ? JSON.stringify(setup.unfilled) : null, providers: providers ? JSON.stringify(providers) : null })
+          .where('id', '=', callId).execute();
       }
       const entry = { setup, started: false };
       prepared.set(request, entry);

@@ -1,4 +1,5 @@
 import websocket from '@fastify/websocket';
+import { Gauge } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 import { MAX_USER_TEXT } from '../../calls/frames.ts';
 import type { Llm } from '../../calls/llm.ts';
@@ -28,6 +29,19 @@ export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallD
     log: ctx.log,
     renewLeases: (owner) => renewCallLeases(ctx, owner),
   });
+  const { pacer } = opts.voice;
+  new Gauge({
+    name: 'parley_voice_frame_lateness_ms', help: 'How late 20 ms frames of voice calls were sent after their ideal time, since start',
+    labelNames: ['quantile'], registers: [app.metrics],
+    collect() {
+      const stats = pacer.stats();
+      this.set({ quantile: '0.5' }, stats.p50Ms);
+      this.set({ quantile: '0.99' }, stats.p99Ms);
+      this.set({ quantile: '1' }, stats.maxMs);
+    },
+  });
+  new Gauge({ name: 'parley_voice_frames_sent', help: 'Frames of voice calls sent since start', registers: [app.metrics], collect() { this.set(pacer.stats().frames); } });
+  new Gauge({ name: 'parley_voice_outputs', help: 'Voice calls speaking now (outputs on the pacer)', registers: [app.metrics], collect() { this.set(pacer.outputCount); } });
   app.addHook('preClose', () => runtime.endAll('server_shutdown'));
   app.addHook('onClose', async () => {
     runtime.close();

@@ -24,6 +24,8 @@ export interface SentSentence {
   /** Every sample the fake sent for it, in order. */
   pcm: Int16Array;
   chunks: number;
+  /** The fake's own time from the sentence's text being complete to its first audio message (benchmarks subtract it). */
+  firstAudioDelayMs: number;
 }
 
 export interface ElevenLabsFake {
@@ -114,10 +116,14 @@ export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promi
     },
   });
 
+  // The same text always sounds the same: synthesise it once (espeak-ng takes tens of milliseconds).
+  const spoken = new Map<string, Promise<Int16Array>>();
   async function speakContext(socket: WebSocket, contextId: string, context: { text: string; closed: boolean }) {
+    const requestedAt = performance.now();
     const text = context.text.trim();
-    const pcm = await speak(text, sampleRate);
-    const record: SentSentence = { contextId, text, sampleRate, pcm: new Int16Array(0), chunks: 0 };
+    if (!spoken.has(text)) spoken.set(text, speak(text, sampleRate));
+    const pcm = await (spoken.get(text) as Promise<Int16Array>);
+    const record: SentSentence = { contextId, text, sampleRate, pcm: new Int16Array(0), chunks: 0, firstAudioDelayMs: 0 };
     fake.sent.push(record);
     const parts: Int16Array[] = [];
     for (let offset = 0; offset < pcm.length; offset += fake.chunkSamples) {
@@ -129,6 +135,7 @@ export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promi
       }
       const chunk = pcm.subarray(offset, offset + fake.chunkSamples);
       socket.send(JSON.stringify({ audio: pcmBytes(chunk).toString('base64'), contextId, alignment: null, normalizedAlignment: null }));
+      if (record.chunks === 0) record.firstAudioDelayMs = performance.now() - requestedAt;
       parts.push(chunk);
       record.chunks++;
       record.pcm = concatPcm(parts);

@@ -18,7 +18,7 @@ const AT = '2026-01-01T00:00:00.000Z';
 /** The schema as it was before 010: every earlier migration applied, and recorded as applied. */
 async function migrateUpTo(db: Db, name: string): Promise<void> {
   const earlier = migrations.slice(0, migrations.findIndex((m) => m.name === name));
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema as it was then
+  // `any`: the schema as it was then, not today's Database type.
   await (db.kysely as any).transaction().execute(async (trx: any) => {
     await trx.schema.createTable('parley_migrations').addColumn('name', 'text', (c: any) => c.primaryKey()).addColumn('applied_at', 'text', (c: any) => c.notNull()).execute();
     for (const migration of earlier) {

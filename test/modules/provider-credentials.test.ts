@@ -1,6 +1,8 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { resolveProviderAccess } from '../../src/modules/providers/providers.service.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -15,6 +17,18 @@ const PLATFORM = {
   // Only 10.1.2.0/24 of the private ranges may be reached.
   PARLEY_EGRESS_ALLOW: '10.1.2.0/24',
 };
+
+describe('provider settings in the environment', () => {
+  const load = (env: Record<string, string>) => loadConfig(env, { database: { dialect: 'sqlite', filename: ':memory:' }, secretKey: randomBytes(32) });
+
+  it('reads keys and base URLs, empty meaning none, and refuses a base URL that is not http(s) or ws(s) or carries credentials', () => {
+    const config = load({ ELEVENLABS_API_KEY: 'e', DEEPGRAM_BASE_URL: 'wss://dg.example', CARTESIA_API_KEY: '' });
+    assert.deepEqual([config.elevenlabsApiKey, config.deepgramBaseUrl, config.cartesiaApiKey, config.cartesiaBaseUrl], ['e', 'wss://dg.example', null, null]);
+    for (const bad of ['ftp://dg.example', 'dg.example', 'wss://user:secret@dg.example']) {
+      assert.throws(() => load({ DEEPGRAM_BASE_URL: bad }), (err: unknown) => err instanceof ConfigError && /DEEPGRAM_BASE_URL/.test(err.message) && !err.message.includes('secret'), bad);
+    }
+  });
+});
 
 for (const dialect of DIALECTS) {
   describe(`provider credentials (${dialect})`, () => {
@@ -86,6 +100,10 @@ for (const dialect of DIALECTS) {
       assert.match(String(rows[0]?.api_key_sealed), /^enc:v1:/);
       assert.ok(!JSON.stringify(rows).includes(key('cartesia')));
       assert.equal((await access(a.organizationId, 'cartesia'))?.apiKey, key('cartesia'), 'it opens again');
+      // Sealed under another PARLEY_SECRET_KEY: an error that names the credential, never the sealed text.
+      const foreign = 'enc:v1:' + randomBytes(48).toString('base64');
+      await t.db.kysely.updateTable('provider_credentials').set({ api_key_sealed: foreign }).where('organization_id', '=', a.organizationId).execute();
+      await assert.rejects(access(a.organizationId, 'cartesia'), (err: Error) => /cartesia provider credential .* cannot be opened/.test(err.message) && !err.message.includes(foreign.slice(7, 20)));
       assert.equal((await call('DELETE', location)).statusCode, 200);
     });
 

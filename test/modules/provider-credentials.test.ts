@@ -14,6 +14,7 @@ const PLATFORM = {
   DEEPGRAM_API_KEY: key('platform-deepgram'),
   DEEPGRAM_BASE_URL: 'wss://deepgram.operator.example',
   ELEVENLABS_BASE_URL: 'https://elevenlabs.operator.example',
+  OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', // never contacted: only resolved
   // Only 10.1.2.0/24 of the private ranges may be reached.
   PARLEY_EGRESS_ALLOW: '10.1.2.0/24',
 };
@@ -204,11 +205,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await access(a.organizationId, 'deepgram'), {
         apiKey: PLATFORM.DEEPGRAM_API_KEY, baseUrl: PLATFORM.DEEPGRAM_BASE_URL, source: 'platform', egressChecked: false, accountSid: null,
       });
-      // A platform base URL alone (a server that needs no key) is still a way to reach the provider.
-      assert.deepEqual(await access(a.organizationId, 'elevenlabs'), { apiKey: null, baseUrl: PLATFORM.ELEVENLABS_BASE_URL, source: 'platform', egressChecked: false, accountSid: null });
+      // A platform base URL without a key reaches only openai (a local OpenAI-compatible server needs none).
+      assert.deepEqual(await access(a.organizationId, 'openai'), { apiKey: null, baseUrl: PLATFORM.OPENAI_BASE_URL, source: 'platform', egressChecked: false, accountSid: null });
+      assert.equal(await access(a.organizationId, 'elevenlabs'), null);
       assert.equal(await access(a.organizationId, 'cartesia'), null);
       assert.equal(await access(a.organizationId, 'twilio'), null);
-      assert.equal(await access(a.organizationId, 'openai'), null);
 
       // The organization's key wins, and without its own baseUrl goes to the platform's (operator configuration).
       const own = await create({ provider: 'deepgram', apiKey: key('deepgram-own') });
@@ -238,7 +239,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await call('PUT', foreign, { token: otherToken, body: { provider: 'openai', apiKey: 'mine' } })).statusCode, 404);
       assert.equal((await call('DELETE', foreign, { token: otherToken })).statusCode, 404);
       assert.equal((await call('GET', `${other.orgPath}/provider-credentials`, { token: otherToken })).json().totalElements, 0);
-      assert.equal(await access(other.organizationId, 'openai'), null);
+      assert.equal((await access(other.organizationId, 'openai'))?.source, 'platform', 'the other organization gets the platform\'s, never A\'s');
       assert.equal((await access(a.organizationId, 'openai'))?.apiKey, key('openai-a'), 'untouched');
       assert.equal((await call('DELETE', location)).statusCode, 200);
     });

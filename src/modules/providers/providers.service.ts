@@ -113,7 +113,7 @@ export async function deleteProviderCredential(deps: ProviderDeps, organizationI
 
 /** Where a call reaches a speech provider, and with which key. */
 export interface ProviderAccess {
-  /** The key to send; null when the platform configures only a base URL (a local server that needs none). */
+  /** The key to send; null when the platform configures only OPENAI_BASE_URL (a local server that needs none). */
   apiKey: string | null;
   /** null: the provider's public default (src/voice knows them). */
   baseUrl: string | null;
@@ -141,7 +141,7 @@ function platformAccess(config: Context['config'], provider: ProviderName): { ap
 /**
  * The key and base URL a call of this organization uses for a provider: the organization's own
  * credential if it has one (its baseUrl, else the platform's), else the platform's environment
- * (when it names a key or a base URL), else null: the call cannot use the provider. Only the
+ * (when it names a key, or for openai a base URL), else null: the call cannot use the provider. Only the
  * organization's own row is ever read, so one tenant's key never serves another's call.
  */
 export async function resolveProviderAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, organizationId: string, provider: ProviderName): Promise<ProviderAccess | null> {
@@ -157,6 +157,8 @@ export async function resolveProviderAccess(ctx: Pick<Context, 'db' | 'secrets' 
     }
     return { apiKey, baseUrl: row.base_url ?? platform.baseUrl, source: 'organization', egressChecked: row.base_url !== null, accountSid: row.account_sid };
   }
-  if (platform.apiKey === null && platform.baseUrl === null) return null;
+  // A platform base URL without a key serves only openai: OPENAI_BASE_URL may name a local
+  // OpenAI-compatible server that needs none. The other providers always need a key.
+  if (platform.apiKey === null && !(provider === 'openai' && platform.baseUrl !== null)) return null;
   return { ...platform, source: 'platform', egressChecked: false, accountSid: null };
 }

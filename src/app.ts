@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Llm } from './calls/llm.ts';
 import { createLlm } from './calls/llm.ts';
 import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
-import { platformAccess } from './modules/calls/voice-plan.ts';
+import { organizationAccess } from './modules/calls/voice-plan.ts';
 import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { AuthCache } from './http/auth-cache.ts';
@@ -32,6 +32,7 @@ import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.t
 import { deliveryRoutes } from './modules/events/deliveries.routes.ts';
 import type { OrganizationDependent } from './modules/organizations/organizations.repository.ts';
 import { organizationRoutes, organizationVendorRoutes } from './modules/organizations/organizations.routes.ts';
+import { providerCredentialRoutes } from './modules/providers/providers.routes.ts';
 import { sipCredentialRoutes } from './modules/sip/sip-credentials.routes.ts';
 import { telephoneNumberCheck } from './modules/sip/sip-numbers.repository.ts';
 import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
@@ -77,6 +78,8 @@ const ORGANIZATION_DEPENDENTS: readonly OrganizationDependent[] = [
   { table: 'llm_strategies', label: 'LLM generation strategies' },
   { table: 'sip_numbers', label: 'SIP numbers' },
   { table: 'sip_credentials', label: 'SIP credentials' },
+  // Deleting keys is a choice the organization makes itself, as with SIP credentials.
+  { table: 'provider_credentials', label: 'provider credentials' },
 ];
 
 /**
@@ -154,6 +157,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
     await org.register(sipCredentialRoutes);
     await org.register(sipNumberRoutes);
+    await org.register(providerCredentialRoutes);
     await org.register(callStartRoutes, { kind: 'assistant', deps: calls });
     await org.register(callStartRoutes, { kind: 'agent', deps: calls });
     await org.register(callRecordRoutes);
@@ -162,6 +166,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const llm = options.llm ?? createLlm({
     baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
   });
-  await app.register(callSocketPlugin, { deps: calls, llm, voice: options.voice ?? createVoiceKit(), resolveAccess: platformAccess(config) });
+  await app.register(callSocketPlugin, { deps: calls, llm, voice: options.voice ?? createVoiceKit(), resolveAccess: organizationAccess(ctx) });
   return app;
 }

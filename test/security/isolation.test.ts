@@ -122,6 +122,7 @@ for (const dialect of DIALECTS) {
       await t.call('POST', `${a.orgPath}/llm-generation-strategies`, { body: { name: 'A', type: 'text_to_speech', parameters: {} } });
       const credential = (await t.call('POST', `${a.orgPath}/sip/credentials`, { body: { name: 'A', hostname: 'sip.example.com', username: 'u', password: 'p', maxAgentTasks: 1 } })).json().data.id;
       await t.call('POST', `${a.orgPath}/sip/numbers`, { body: { number: '+4930999000', sipCredentialId: credential } });
+      await t.call('POST', `${a.orgPath}/provider-credentials`, { body: { provider: 'deepgram', apiKey: 'organization A key' } });
       await t.call('POST', `${a.orgPath}/assistants/${assistant}/calls`, { body: {} });
       const hooked = await t.call('POST', `${a.orgPath}/assistants`, { body: { name: 'Hooked', callEventHooks: [{ type: 'call_ended', parameters: { url: 'https://hooks.example.com/x', secret: 's' } }] } });
       await t.db.kysely.transaction().execute((trx) => enqueueEvent(trx, { organizationId: a.organizationId, sourceKind: 'assistant', sourceId: hooked.json().data.id, type: 'call_ended', payload: {} }, new Date()));

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { AudioFormat } from '../../voice/audio/format.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
@@ -8,6 +9,8 @@ import type { CallFailure } from '../record.ts';
 export interface ProviderAccess {
   apiKey: string | null;
   baseUrl: string;
+  /** Set when the base URL is a tenant's: every connection resolves its host through the egress policy. */
+  lookup?: LookupFunction | undefined;
 }
 
 /** How a voice call sounds and listens, from its strategy and the organization's provider keys. */

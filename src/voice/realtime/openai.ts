@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { EventEmitter } from 'node:events';
 import type { RealtimeClientEvent, RealtimeServerEvent } from 'openai/resources/realtime/realtime';
 import WebSocket, { type RawData } from 'ws';
@@ -19,6 +20,8 @@ export interface RealtimeOptions extends RealtimeSessionSettings {
   baseUrl: string;
   signal?: AbortSignal;
   handshakeTimeoutMs?: number;
+  /** Resolves the host through the egress policy when the base URL is a tenant's. */
+  lookup?: LookupFunction | undefined;
 }
 
 export class RealtimeError extends Error {
@@ -186,7 +189,7 @@ function open(options: RealtimeOptions): Promise<WebSocket> {
   const url = realtimeUrl(options.baseUrl, options.model);
   const headers: Record<string, string> = options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {};
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { headers, handshakeTimeout: options.handshakeTimeoutMs ?? 10_000 });
+    const socket = new WebSocket(url, { headers, handshakeTimeout: options.handshakeTimeoutMs ?? 10_000, ...(options.lookup ? { lookup: options.lookup } : {}) });
     const fail = (error: RealtimeError) => {
       options.signal?.removeEventListener('abort', onAbort);
       socket.removeAllListeners();

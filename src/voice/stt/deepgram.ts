@@ -49,7 +49,7 @@ export function deepgramListenUrl(options: Pick<SttOptions, 'baseUrl' | 'model' 
 
 async function openSession(s: DeepgramSettings, options: SttOptions): Promise<SttSession> {
   const headers: Record<string, string> = options.apiKey ? { Authorization: `Token ${options.apiKey}` } : {};
-  const ws = new WebSocket(deepgramListenUrl(options, s.endpointingMs), { headers, handshakeTimeout: s.connectTimeoutMs, perMessageDeflate: false });
+  const ws = new WebSocket(deepgramListenUrl(options, s.endpointingMs), { headers, handshakeTimeout: s.connectTimeoutMs, perMessageDeflate: false, ...(options.lookup ? { lookup: options.lookup } : {}) });
   const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
   let refused = (_err: SttError) => {};
   let refusedSocket: Socket | null = null;

@@ -30,7 +30,7 @@ class OpenAiSession implements SttSession {
   private chunks: Int16Array[] = [];
   private samples = 0;
   private closing: Promise<void> | null = null;
-  private readonly agent = new Agent({ keepAliveTimeout: 10_000 });
+  private readonly agent: Agent;
   private readonly stop = new AbortController();
   private readonly onAbort = () => void this.close();
   private readonly maxSamples: number;
@@ -40,6 +40,7 @@ class OpenAiSession implements SttSession {
     private readonly options: SttOptions,
   ) {
     this.maxSamples = settings.maxUtteranceSeconds * PIPELINE_RATE;
+    this.agent = new Agent({ keepAliveTimeout: 10_000, ...(options.lookup ? { connect: { lookup: options.lookup } } : {}) });
     if (options.signal.aborted) this.onAbort();
     else options.signal.addEventListener('abort', this.onAbort, { once: true });
   }

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 /** Speech-to-text behind one small interface; one file per provider beside this one. */
 
 export type SttProviderName = 'deepgram' | 'openai';
@@ -10,6 +11,8 @@ export interface SttOptions {
   language?: string;
   /** The call's signal: when it aborts, the session closes itself. */
   signal: AbortSignal;
+  /** Resolves the provider's host when its base URL came from a tenant (the egress policy judges each address). */
+  lookup?: LookupFunction | undefined;
 }
 
 export interface SttSession {

@@ -21,7 +21,7 @@ export function cartesiaSampleRate(requested: number | undefined): number {
   return RATES.find((rate) => rate >= requested) ?? 48000;
 }
 
-export function cartesiaProtocol(options: Pick<TtsOptions, 'apiKey' | 'baseUrl' | 'voice'>): ContextProtocol {
+export function cartesiaProtocol(options: Pick<TtsOptions, 'apiKey' | 'baseUrl' | 'voice' | 'lookup'>): ContextProtocol {
   const { voice } = options;
   const sampleRate = cartesiaSampleRate(voice.outputSampleRate);
   const request = {
@@ -36,6 +36,7 @@ export function cartesiaProtocol(options: Pick<TtsOptions, 'apiKey' | 'baseUrl' 
     url: `${webSocketBase(options.baseUrl)}/tts/websocket`,
     secret: options.apiKey,
     headers: { 'Cartesia-Version': CARTESIA_VERSION, ...(options.apiKey ? { 'X-API-Key': options.apiKey } : {}) },
+    lookup: options.lookup,
     start: (text, contextId) => [{ ...request, transcript: text.trim(), context_id: contextId, continue: false }],
     cancel: (contextId) => ({ context_id: contextId, cancel: true }),
     parse: (message) => parseCartesia(message, sampleRate),

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
@@ -17,6 +18,8 @@ export interface ContextProtocol {
   readonly provider: string;
   readonly url: string;
   readonly headers: Record<string, string>;
+  /** Resolves the host through the egress policy when the base URL is a tenant's. */
+  readonly lookup?: LookupFunction | undefined;
   /** The key, so that provider error text quoting it can be scrubbed. */
   readonly secret: string | null;
   /** The messages that start one sentence in its own context. */
@@ -51,7 +54,7 @@ export class ContextSocketSession implements TtsSession {
   async connect(signal: AbortSignal): Promise<WebSocket> {
     if (this.closed) throw new TtsError(this.provider, 'session closed');
     if (this.socket) return this.socket;
-    this.connecting ??= openSocket(this.provider, this.protocol.url, this.protocol.headers, this.lifetime.signal)
+    this.connecting ??= openSocket(this.provider, this.protocol.url, this.protocol.headers, this.lifetime.signal, { lookup: this.protocol.lookup })
       .then((socket) => this.adopt(socket))
       .finally(() => (this.connecting = null));
     this.connecting.catch(() => {}); // each waiter handles the failure; none may be left waiting

@@ -34,7 +34,7 @@ export function elevenLabsVoiceSettings(voice: VoiceSettings): Record<string, nu
   return Object.keys(settings).length > 0 ? settings : undefined;
 }
 
-export function elevenLabsProtocol(options: Pick<TtsOptions, 'apiKey' | 'baseUrl' | 'voice'>): ContextProtocol {
+export function elevenLabsProtocol(options: Pick<TtsOptions, 'apiKey' | 'baseUrl' | 'voice' | 'lookup'>): ContextProtocol {
   const { voice } = options;
   const sampleRate = elevenLabsSampleRate(voice.outputSampleRate);
   const query = new URLSearchParams({
@@ -52,6 +52,7 @@ export function elevenLabsProtocol(options: Pick<TtsOptions, 'apiKey' | 'baseUrl
     url: `${webSocketBase(options.baseUrl)}/v1/text-to-speech/${voiceId}/multi-stream-input?${query.toString()}`,
     secret: options.apiKey,
     headers: options.apiKey ? { 'xi-api-key': options.apiKey } : {},
+    lookup: options.lookup,
     start: (text, contextId) => [
       // The first message opens the context (text must end with a space), flush makes it speak
       // now, and close_context lets it finish that audio and then answer `isFinal`.

@@ -34,12 +34,13 @@ export function openAiSpeechBody(text: string, voice: TtsOptions['voice']): Open
 
 class OpenAiSpeechSession implements TtsSession {
   readonly provider = 'openai';
-  private readonly agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
+  private readonly agent: Agent;
   private readonly url: string;
   private closed = false;
 
   constructor(private readonly options: TtsOptions) {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/audio/speech`;
+    this.agent = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000, ...(options.lookup ? { lookup: options.lookup } : {}) } });
   }
 
   async *synthesize(text: string, signal: AbortSignal): AsyncIterable<TtsChunk> {

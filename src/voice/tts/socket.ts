@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import WebSocket from 'ws';
 import { TtsError } from './types.ts';
 
@@ -10,13 +11,16 @@ export function webSocketBase(baseUrl: string): string {
  * Opens a provider WebSocket. A refused handshake (401, 5xx) becomes a TtsError with the HTTP
  * status; a network failure one without. Nothing is left open when it fails or is aborted.
  */
-export function openSocket(provider: string, url: string, headers: Record<string, string>, signal: AbortSignal, timeoutMs = 10_000): Promise<WebSocket> {
+export function openSocket(
+  provider: string, url: string, headers: Record<string, string>, signal: AbortSignal,
+  { timeoutMs = 10_000, lookup }: { timeoutMs?: number; lookup?: LookupFunction | undefined } = {},
+): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(new TtsError(provider, 'connection aborted'));
       return;
     }
-    const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs });
+    const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs, ...(lookup ? { lookup } : {}) });
     const fail = (error: TtsError) => {
       signal.removeEventListener('abort', onAbort);
       socket.removeAllListeners();

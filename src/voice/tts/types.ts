@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 /**
  * Text to speech behind one small interface. A session is opened per call and speaks sentence
  * after sentence of the assistant's answers; it keeps its provider connection open across
@@ -25,6 +26,8 @@ export interface TtsOptions {
   voice: VoiceSettings;
   /** Aborting it gives up opening the session. */
   signal: AbortSignal;
+  /** Resolves the provider's host when its base URL came from a tenant (the egress policy judges each address). */
+  lookup?: LookupFunction | undefined;
 }
 
 /** Mono PCM16 samples at `sampleRate`. */

@@ -1,0 +1,166 @@
+// Playout buffer for G.711 (one byte per sample at 8 kHz). Packets are written at the
+// sample position their RTP timestamp names, so reordering, duplicates, any ptime and
+// silence suppression all fall out of the same rule; 20 ms frames are read from the
+// play position, and samples that never arrived are played as silence.
+
+export interface JitterBufferOptions {
+  /** Audio held back before playout starts, and the level kept afterwards (ms). */
+  depthMs: number;
+  /** The G.711 byte for silence: 0xFF for PCMU, 0xD5 for PCMA. */
+  silence: number;
+  /** Bound on what is held, in ms; more than this ahead of the play position resets. */
+  capacityMs?: number;
+}
+
+export interface JitterFrame {
+  payload: Buffer;
+  /** Some samples of this frame never arrived and were replaced by silence. */
+  concealed: boolean;
+}
+
+export interface JitterStats {
+  late: number;
+  duplicates: number;
+  concealedFrames: number;
+  resets: number;
+  /** Frames dropped to bring latency back down after a burst. */
+  skippedFrames: number;
+}
+
+const SAMPLES_PER_MS = 8;
+const slot = (position: number, capacity: number): number => ((position % capacity) + capacity) % capacity;
+export const FRAME_SAMPLES = 160;
+
+export class JitterBuffer {
+  readonly #ring: Buffer;
+  readonly #filled: Uint8Array;
+  readonly #depth: number;
+  #silence: number;
+  /** Extended sample index of the next sample to play. */
+  #readPos = 0;
+  /** One past the highest sample written. */
+  #highest = 0;
+  #anchor: number | null = null;
+  #lastTs = 0;
+  #extended = 0;
+  #playing = false;
+  #started = false;
+  #everPlayed = false;
+  readonly stats: JitterStats = { late: 0, duplicates: 0, concealedFrames: 0, resets: 0, skippedFrames: 0 };
+
+  constructor(options: JitterBufferOptions) {
+    this.#depth = Math.max(FRAME_SAMPLES, Math.round(options.depthMs * SAMPLES_PER_MS));
+    const capacity = Math.max(this.#depth * 4, Math.round((options.capacityMs ?? 1000) * SAMPLES_PER_MS));
+    this.#ring = Buffer.alloc(capacity, options.silence);
+    this.#filled = new Uint8Array(capacity);
+    this.#silence = options.silence;
+  }
+
+  /** The codec decides what silence is; set when the codec is known. */
+  setSilence(byte: number): void {
+    this.#silence = byte;
+  }
+
+  /** Samples waiting to be played. */
+  get buffered(): number {
+    return Math.max(0, this.#highest - this.#readPos);
+  }
+
+  /** A 32-bit RTP timestamp as a position that keeps counting past wrap-around. */
+  #position(timestamp: number): number {
+    if (this.#anchor === null) {
+      this.#anchor = timestamp;
+      this.#lastTs = timestamp;
+      this.#extended = 0;
+      return 0;
+    }
+    const delta = ((timestamp - this.#lastTs) | 0);
+    this.#extended += delta;
+    this.#lastTs = timestamp;
+    return this.#extended;
+  }
+
+  #reset(position: number): void {
+    this.#filled.fill(0);
+    this.#readPos = position;
+    this.#highest = position;
+    this.#playing = false;
+    this.stats.resets += 1;
+  }
+
+  push(timestamp: number, payload: Buffer): 'accepted' | 'duplicate' | 'late' {
+    const capacity = this.#ring.length;
+    const start = this.#position(timestamp);
+    if (!this.#started) {
+      this.#started = true;
+      this.#readPos = start;
+      this.#highest = start;
+    }
+    const end = start + Math.min(payload.length, capacity);
+    // Far outside the window (a timestamp jump, or the far end restarted): start over there.
+    if (end > this.#readPos + capacity || start < this.#readPos - capacity) this.#reset(start);
+    if (end <= this.#readPos) {
+      // Nothing is ahead of us and this is long gone: the sender's clock moved, follow it.
+      if (this.buffered === 0 && this.#readPos - start > this.#depth) this.#reset(start);
+      else {
+        this.stats.late += 1;
+        return 'late';
+      }
+    }
+    let fresh = false;
+    for (let pos = Math.max(start, this.#readPos); pos < end; pos++) {
+      const i = slot(pos, capacity);
+      if (!this.#filled[i]) fresh = true;
+      this.#ring[i] = payload[pos - start] ?? this.#silence;
+      this.#filled[i] = 1;
+    }
+    if (!fresh) {
+      this.stats.duplicates += 1;
+      return 'duplicate';
+    }
+    this.#highest = Math.max(this.#highest, end);
+    return 'accepted';
+  }
+
+  /**
+   * The next 20 ms; null only before playout first starts. While refilling after a reset
+   * (or when nothing arrives) the frames are silence, so the listener keeps its rhythm.
+   */
+  pop(): JitterFrame | null {
+    if (!this.#playing) {
+      if (this.buffered < this.#depth) return this.#everPlayed ? this.#silenceFrame() : null;
+      this.#playing = true;
+      this.#everPlayed = true;
+    }
+    // After a burst (or a sender running fast) keep latency near the depth: skip a frame.
+    if (this.buffered > this.#depth * 3) {
+      this.#take();
+      this.stats.skippedFrames += 1;
+    }
+    return this.#take();
+  }
+
+  #silenceFrame(): JitterFrame {
+    this.stats.concealedFrames += 1;
+    return { payload: Buffer.alloc(FRAME_SAMPLES, this.#silence), concealed: true };
+  }
+
+  #take(): JitterFrame {
+    const capacity = this.#ring.length;
+    const payload = Buffer.allocUnsafe(FRAME_SAMPLES);
+    let concealed = false;
+    for (let k = 0; k < FRAME_SAMPLES; k++) {
+      const i = slot(this.#readPos + k, capacity);
+      if (this.#filled[i]) {
+        payload[k] = this.#ring[i] ?? this.#silence;
+        this.#filled[i] = 0;
+      } else {
+        payload[k] = this.#silence;
+        concealed = true;
+      }
+    }
+    this.#readPos += FRAME_SAMPLES;
+    if (concealed) this.stats.concealedFrames += 1;
+    return { payload, concealed };
+  }
+}

@@ -122,7 +122,7 @@ export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
   }
   socket.on('data', netstrings((text) => {
     const msg = JSON.parse(text) as Record<string, unknown>;
-    if (msg.response) responses.get(String(msg.token))?.({ ok: Boolean(msg.ok), data: String(msg.data ?? '') });
+    if (msg.response) responses.get(String(msg.token))?.({ ok: Boolean(msg.ok), data: typeof msg.data === 'string' ? msg.data : '' });
     if (msg.event) {
       events.push(msg as BaresipEvent);
       for (const w of [...waiters]) w();

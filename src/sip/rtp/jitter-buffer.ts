@@ -30,6 +30,8 @@ export interface JitterStats {
 const SAMPLES_PER_MS = 8;
 const slot = (position: number, capacity: number): number => ((position % capacity) + capacity) % capacity;
 export const FRAME_SAMPLES = 160;
+/** Frames over which the lowest buffer level is watched before latency is trimmed (0.5 s). */
+const ADAPT_WINDOW = 25;
 
 export class JitterBuffer {
   readonly #ring: Buffer;
@@ -46,6 +48,8 @@ export class JitterBuffer {
   #playing = false;
   #started = false;
   #everPlayed = false;
+  #windowPops = 0;
+  #windowMin = Infinity;
   readonly stats: JitterStats = { late: 0, duplicates: 0, concealedFrames: 0, resets: 0, skippedFrames: 0 };
 
   constructor(options: JitterBufferOptions) {
@@ -132,12 +136,28 @@ export class JitterBuffer {
       this.#playing = true;
       this.#everPlayed = true;
     }
-    // After a burst (or a sender running fast) keep latency near the depth: skip a frame.
-    if (this.buffered > this.#depth * 3) {
-      this.#take();
-      this.stats.skippedFrames += 1;
-    }
+    this.#adapt();
     return this.#take();
+  }
+
+  /**
+   * Keeps latency near the depth. A burst drains by itself, so only a level that stayed
+   * more than a frame above the depth for a whole window (a sender running fast, or a
+   * backlog after a stall) costs a frame, one per window; far too much is cut at once.
+   */
+  #adapt(): void {
+    this.#windowMin = Math.min(this.#windowMin, this.buffered);
+    if (++this.#windowPops >= ADAPT_WINDOW) {
+      if (this.#windowMin > this.#depth + FRAME_SAMPLES) this.#skip();
+      this.#windowPops = 0;
+      this.#windowMin = Infinity;
+    }
+    while (this.buffered > this.#ring.length / 2) this.#skip();
+  }
+
+  #skip(): void {
+    this.#take();
+    this.stats.skippedFrames += 1;
   }
 
   #silenceFrame(): JitterFrame {

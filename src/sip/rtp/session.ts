@@ -86,7 +86,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   #timestamp = random32();
   #first = true;
   #dtmfBusy: Promise<void> = Promise.resolve();
-  #dtmfActive = false;
+  /** Key presses queued or being sent: audio is held back until they are done. */
+  #dtmfPending = 0;
   #sentSinceReport = false;
   #closed = false;
   #recv = new ReceiveStats();
@@ -176,7 +177,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const timestamp = this.#timestamp;
     this.#timestamp = (this.#timestamp + payload.length) >>> 0;
     const remote = this.#remote;
-    if (this.#closed || !remote || this.#dtmfActive || remote.direction === 'recvonly' || remote.direction === 'inactive') return false;
+    if (this.#closed || !remote || this.#dtmfPending > 0 || remote.direction === 'recvonly' || remote.direction === 'inactive') return false;
     const marker = options.marker ?? this.#first;
     this.#first = false;
     return this.#sendRtp(remote.payloadType, timestamp, marker, payload);
@@ -200,7 +201,6 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const run = async (): Promise<void> => {
       const remote = this.#remote;
       if (this.#closed || !remote || remote.dtmfPayloadType === null) throw new Error('the far end accepts no telephone-events');
-      this.#dtmfActive = true;
       const start = this.#timestamp;
       await new Promise<void>((resolve) => {
         let i = 0;
@@ -217,9 +217,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       });
       const end = (start + (packets.at(-1)?.duration ?? 0)) >>> 0;
       if (((end - this.#timestamp) | 0) > 0) this.#timestamp = end;
-      this.#dtmfActive = false;
     };
-    const next = this.#dtmfBusy.then(run);
+    this.#dtmfPending += 1;
+    const next = this.#dtmfBusy.then(run).finally(() => (this.#dtmfPending -= 1));
     this.#dtmfBusy = next.catch(() => undefined);
     return next;
   }
@@ -285,9 +285,10 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }
   }
 
-  #sendRtcp(packet: Buffer): void {
+  #sendRtcp(packet: Buffer, sent?: () => void): void {
     const target = this.#rtcpLatch.target;
-    if (target && !this.#closed) this.lease.rtcp.send(packet, target.port, target.address);
+    if (target && !this.#closed) this.lease.rtcp.send(packet, target.port, target.address, () => sent?.());
+    else sent?.();
   }
 
   stats(): RtpStats {
@@ -306,17 +307,18 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     };
   }
 
-  /** Sends a last report and RTCP BYE, stops, and gives the ports back to the pool. */
+  /** Sends a last report and RTCP BYE, stops, and gives the ports back once they have left. */
   close(): void {
     if (this.#closed) return;
-    if (this.#remote) {
-      this.#reporter.sendNow();
-      this.#sendRtcp(buildBye(this.ssrc));
-    }
-    this.#closed = true;
     this.#reporter.stop();
     this.#playout?.stop();
-    // Sends are asynchronous; release once they have left.
-    setImmediate(() => this.lease.release());
+    if (this.#remote) {
+      this.#reporter.sendNow();
+      // dgram sends complete on a later tick; closing the socket first would drop the BYE.
+      this.#sendRtcp(buildBye(this.ssrc), () => this.lease.release());
+    } else {
+      this.lease.release();
+    }
+    this.#closed = true;
   }
 }

@@ -69,10 +69,12 @@ interface Format {
 }
 
 function formatsOf(m: MediaDescription): Format[] {
-  const pts = String(m.payloads ?? '').trim().split(/\s+/).filter((p) => /^\d{1,3}$/.test(p)).map(Number);
+  // RTP payload types are 7 bits (RFC 3550 §5.1); anything larger cannot be sent.
+  const pts = String(m.payloads ?? '').trim().split(/\s+/).filter((p) => /^\d{1,3}$/.test(p)).map(Number).filter((pt) => pt < 128);
   return pts.map((pt) => {
-    const map = (m.rtp ?? []).find((r) => r.payload === pt);
-    if (map) return { payloadType: pt, name: map.codec.toUpperCase(), rate: map.rate ?? 0 };
+    const map = (m.rtp ?? []).find((r) => Number(r.payload) === pt);
+    // sdp-transform types promise strings, but "a=rtpmap:8 0" yields a number: coerce.
+    if (map) return { payloadType: pt, name: String(map.codec ?? '').toUpperCase(), rate: Number(map.rate ?? 0) };
     const known = CODECS.find((c) => c.payloadType === pt);
     return { payloadType: pt, name: known?.name ?? '', rate: known ? 8000 : 0 };
   });
@@ -84,7 +86,7 @@ function directionOf(session: SessionDescription, m: MediaDescription): Directio
 
 /** The first audio m-line we can use: RTP/AVP with a live port. Returns its index too. */
 function audioLine(session: SessionDescription): { m: MediaDescription; index: number } | null {
-  const index = session.media.findIndex((m) => m.type === 'audio' && m.port > 0 && /^RTP\/AVP$/i.test(m.protocol));
+  const index = session.media.findIndex((m) => m.type === 'audio' && Number(m.port) > 0 && Number(m.port) < 65536 && /^RTP\/AVP$/i.test(String(m.protocol)));
   const m = session.media[index];
   return m ? { m, index } : null;
 }
@@ -93,8 +95,10 @@ function remoteOf(session: SessionDescription, m: MediaDescription): Pick<Negoti
   const ip = m.connection?.ip ?? session.connection?.ip ?? null;
   // c=0.0.0.0 is the RFC 2543 way to put a call on hold: keep the call, send nothing.
   const remoteAddress = ip && isIP(ip) !== 0 && ip !== '0.0.0.0' && ip !== '::' ? ip : null;
-  const rtcp = m.rtcp?.port && m.rtcp.port > 0 && m.rtcp.port < 65536 ? m.rtcp.port : m.port + 1;
-  return { remoteAddress, remotePort: m.port, remoteRtcpPort: rtcp, ptime: m.ptime && m.ptime > 0 ? m.ptime : PTIME_MS };
+  const rtcpPort = Number(m.rtcp?.port);
+  const rtcp = Number.isInteger(rtcpPort) && rtcpPort > 0 && rtcpPort < 65536 ? rtcpPort : Math.min(m.port + 1, 65535);
+  const ptime = Number(m.ptime);
+  return { remoteAddress, remotePort: m.port, remoteRtcpPort: rtcp, ptime: ptime > 0 && ptime <= 1000 ? ptime : PTIME_MS };
 }
 
 function dtmfOf(formats: Format[]): number | null {

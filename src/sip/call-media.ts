@@ -41,8 +41,12 @@ export async function answerMedia(offer: string, settings: MediaSettings): Promi
   return { session, sdp, negotiated };
 }
 
-/** Follows the dialog: re-offers move or hold the media, and the end of the call closes it. */
+/**
+ * Follows the dialog: re-offers move or hold the media, the end of the call closes it, and
+ * media gone silent for the session's `inactivityMs` hangs the call up.
+ */
 export function bindMedia(dialog: Dialog, session: RtpSession): void {
+  session.once('inactive', () => void dialog.bye());
   dialog.on('sdp', ({ negotiated, remoteSdp }) => {
     try {
       session.setRemote(negotiated ?? readAnswer(remoteSdp));

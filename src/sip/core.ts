@@ -24,6 +24,8 @@ export interface SipCore {
   readonly timers: SipTimerValues;
   readonly transactions: TransactionLayer;
   readonly policy: TargetPolicy;
+  /** An incoming call nobody answers or rejects within this long gets 480 (bounds the INVITE transactions). */
+  readonly unansweredInviteMs: number;
   /** Our address and port as written into Via and Contact. */
   readonly advertised: { host: string; port: number };
   send(msg: SipMessage, hop: Hop): Promise<void>;

@@ -30,6 +30,8 @@ import { escapeUser, formatHost } from './uri.ts';
 export interface EndpointLimits {
   maxTransactions: number;
   maxDialogs: number;
+  /** An INVITE the application neither answers nor rejects gets 480 after this long (RFC 3261's Timer C is 3 min). */
+  unansweredInviteMs: number;
   connections: ConnectionLimits;
 }
 
@@ -63,6 +65,7 @@ export class SipEndpoint implements SipCore {
   readonly transactions: TransactionLayer;
   readonly policy: TargetPolicy;
   readonly advertised: { host: string; port: number };
+  readonly unansweredInviteMs: number;
   readonly #dialogs = new Map<string, DialogHandle>();
   readonly #limits: EndpointLimits;
   #transports!: SipTransports;
@@ -73,7 +76,8 @@ export class SipEndpoint implements SipCore {
     this.clock = options.clock ?? systemClock;
     this.timers = { ...DEFAULT_TIMERS, ...options.timers };
     this.policy = options.policy ?? {};
-    this.#limits = { maxTransactions: 5000, maxDialogs: 2000, ...options.limits, connections: { ...DEFAULT_CONNECTION_LIMITS, ...options.limits?.connections } };
+    this.#limits = { maxTransactions: 5000, maxDialogs: 2000, unansweredInviteMs: 180_000, ...options.limits, connections: { ...DEFAULT_CONNECTION_LIMITS, ...options.limits?.connections } };
+    this.unansweredInviteMs = this.#limits.unansweredInviteMs;
     this.transactions = new TransactionLayer({ send: (msg, hop) => this.send(msg, hop) }, this.timers, this.#limits.maxTransactions);
     this.advertised = { host: options.advertisedHost ?? options.host, port: 0 };
   }

@@ -53,6 +53,7 @@ export class IncomingCall extends EventEmitter<{ cancelled: [] }> {
   #state: 'offered' | 'answered' | 'rejected' | 'cancelled' = 'offered';
   readonly #tag = token(6);
   readonly #abort = new AbortController();
+  readonly #expiry: NodeJS.Timeout;
 
   constructor(private readonly core: SipCore, private readonly req: SipRequest, private readonly tx: InviteServerTransaction, source: Source) {
     super();
@@ -70,11 +71,18 @@ export class IncomingCall extends EventEmitter<{ cancelled: [] }> {
       onCancel: () => {
         if (this.#state !== 'offered') return;
         this.#state = 'cancelled';
+        clearTimeout(this.#expiry);
         tx.respond(makeResponse(req, 487, { toTag: this.#tag }));
         this.#abort.abort();
         this.emit('cancelled');
       },
     };
+    // A handler that never decides must not hold the transaction (and its table slot) forever.
+    this.#expiry = setTimeout(() => {
+      this.reject(480);
+      this.#abort.abort();
+    }, core.unansweredInviteMs);
+    this.#expiry.unref();
   }
 
   get state(): 'offered' | 'answered' | 'rejected' | 'cancelled' {
@@ -116,6 +124,7 @@ export class IncomingCall extends EventEmitter<{ cancelled: [] }> {
       throw new Error('too many dialogs');
     }
     this.#state = 'answered';
+    clearTimeout(this.#expiry);
     void dialog.expectAck(this.tx, parseCSeq(this.req.headers.get('CSeq') ?? '').seq, { initial: true, offerSent: this.sdp === '' });
     const headers: Array<[string, string]> = [['Contact', contact], ...recordRoutes, ['Allow', ALLOW], ['Content-Type', 'application/sdp']];
     this.tx.respond(makeResponse(this.req, 200, { toTag: this.#tag, headers, body: Buffer.from(sdp) }));
@@ -127,6 +136,7 @@ export class IncomingCall extends EventEmitter<{ cancelled: [] }> {
     if (this.#state !== 'offered') return;
     if (!Number.isInteger(status) || status < 300 || status > 699) throw new RangeError(`invalid rejection status ${status}`);
     this.#state = 'rejected';
+    clearTimeout(this.#expiry);
     this.tx.respond(makeResponse(this.req, status, { toTag: this.#tag, reason: reason ?? REASONS[status] ?? 'Rejected' }));
   }
 

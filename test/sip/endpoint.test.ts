@@ -83,6 +83,20 @@ describe('SIP endpoint', () => {
     }
   });
 
+  it('answers 480 to an incoming call the application never decides on', async () => {
+    const patient = await SipEndpoint.start({ host: '127.0.0.1', port: 0, limits: { unansweredInviteMs: 100 } });
+    try {
+      let offered: { signal: AbortSignal } | null = null;
+      patient.onInvite((call) => (offered = call));
+      const id = callId();
+      peer.send(request('INVITE', `sip:parley@127.0.0.1:${patient.port}`, peer.port, { ...fields('INVITE', id), Contact: `<sip:c@127.0.0.1:${peer.port}>` }, SDP), patient.port);
+      await peer.waitFor((m) => isResponse(480)(m) && m.headers.get('Call-ID') === id);
+      assert.equal((offered as { signal: AbortSignal } | null)?.signal.aborted, true);
+    } finally {
+      await patient.close();
+    }
+  });
+
   it('drops a flood from one source beyond its rate (burst, then the sustained rate)', async () => {
     let now = 0;
     const limited = await SipEndpoint.start({ host: '127.0.0.1', port: 0, rateLimit: { perSecond: 2, burst: 5, now: () => now } });

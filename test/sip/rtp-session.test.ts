@@ -161,6 +161,16 @@ describe('RTP session', () => {
     assert.equal(session.stats().packetsLost, 0, 'events count in the sequence space');
   });
 
+  it('says when nothing has arrived for a while', async () => {
+    const watched = await RtpSession.open({ pool, inactivityMs: 80 });
+    try {
+      watched.setRemote(remote());
+      await next(watched, 'inactive', 5000);
+    } finally {
+      watched.close();
+    }
+  });
+
   it('sends RTCP reports and reads what the far end reports about us', async () => {
     const reporting = await RtpSession.open({ pool, rtcpIntervalMs: 40, cname: 'parley-test' });
     try {

@@ -9,7 +9,8 @@ import { systemClock } from '../../clock.ts';
 import type { SipLogger } from '../log.ts';
 import { silentLog } from '../log.ts';
 import type { CodecName, Direction } from '../sdp.ts';
-import { DtmfReceiver, buildDtmfPayload, dtmfPackets } from './dtmf.ts';
+import { DtmfReceiver } from './dtmf.ts';
+import { DtmfSender } from './dtmf-sender.ts';
 import { SILENCE } from './g711.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import type { JitterFrame, JitterStats } from './jitter-buffer.ts';
@@ -38,6 +39,8 @@ export interface RtpSessionOptions {
   now?: () => number;
   cname?: string;
   log?: SipLogger;
+  /** Emit 'inactive' when neither RTP nor RTCP arrived for this long (off when absent). */
+  inactivityMs?: number;
 }
 
 /** Where and how to send: what SDP negotiation decided (NegotiatedMedia fits). */
@@ -74,6 +77,8 @@ export interface RtpSessionEvents {
   dtmf: [{ digit: string; durationMs: number }];
   /** The far end sent RTCP BYE. */
   bye: [];
+  /** Nothing arrived for `inactivityMs`: the far end is probably gone. Emitted once. */
+  inactive: [];
 }
 
 const random32 = (): number => randomBytes(4).readUInt32BE(0);
@@ -85,9 +90,6 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   #seq = random32() & 0xffff;
   #timestamp = random32();
   #first = true;
-  #dtmfBusy: Promise<void> = Promise.resolve();
-  /** Key presses queued or being sent: audio is held back until they are done. */
-  #dtmfPending = 0;
   #sentSinceReport = false;
   #closed = false;
   #recv = new ReceiveStats();
@@ -97,11 +99,14 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   readonly #dropped = { refusedAddress: 0, foreignSource: 0, malformed: 0, otherPayload: 0 };
   readonly #jitter: JitterBuffer;
   readonly #dtmfIn = new DtmfReceiver();
+  readonly #dtmfOut: DtmfSender;
   readonly #rtpLatch: Latch;
   readonly #rtcpLatch: Latch;
   readonly #playout: Pacer | null;
   readonly #reporter: RtcpReporter;
   readonly #now: () => number;
+  #lastActivity = 0;
+  #watchdog: NodeJS.Timeout | undefined;
 
   private constructor(private readonly lease: PortLease, private readonly options: RtpSessionOptions) {
     super();
@@ -131,6 +136,16 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
         jitter: this.#recv.jitter,
       },
     });
+    this.#dtmfOut = new DtmfSender({
+      now: this.#now,
+      payloadType: () => this.#remote?.dtmfPayloadType ?? null,
+      closed: () => this.#closed,
+      timestamp: () => this.#timestamp,
+      advanceTo: (ts) => {
+        if (((ts - this.#timestamp) | 0) > 0) this.#timestamp = ts;
+      },
+      send: (pt, ts, marker, payload) => void this.#sendRtp(pt, ts, marker, payload),
+    }, FRAME_MS);
     lease.rtp.on('message', (buf, rinfo) => this.#onRtp(buf, rinfo));
     lease.rtcp.on('message', (buf, rinfo) => this.#onRtcp(buf, rinfo));
     lease.rtp.on('error', (err) => this.#log.debug({ err: err.message }, 'rtp: socket error'));
@@ -170,6 +185,18 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.#rtpLatch.expect(address, remote.remotePort);
     this.#rtcpLatch.expect(address, remote.remoteRtcpPort ?? remote.remotePort + 1);
     if (!this.#closed) this.#reporter.start();
+    this.#watch();
+  }
+
+  #watch(): void {
+    const limit = this.options.inactivityMs;
+    this.#lastActivity = this.#now();
+    if (!limit || this.#watchdog || this.#closed) return;
+    this.#watchdog = setInterval(() => {
+      if (this.#now() - this.#lastActivity < limit) return;
+      clearInterval(this.#watchdog);
+      this.emit('inactive');
+    }, Math.max(10, limit / 4));
   }
 
   /** Sends one frame (20 ms of G.711: 160 bytes). False when nothing went out (no remote, on hold, DTMF). */
@@ -177,7 +204,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const timestamp = this.#timestamp;
     this.#timestamp = (this.#timestamp + payload.length) >>> 0;
     const remote = this.#remote;
-    if (this.#closed || !remote || this.#dtmfPending > 0 || remote.direction === 'recvonly' || remote.direction === 'inactive') return false;
+    if (this.#closed || !remote || this.#dtmfOut.active || remote.direction === 'recvonly' || remote.direction === 'inactive') return false;
     const marker = options.marker ?? this.#first;
     this.#first = false;
     return this.#sendRtp(remote.payloadType, timestamp, marker, payload);
@@ -197,31 +224,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   /** One RFC 4733 key press (audio frames sent meanwhile are held back). Queued after earlier ones. */
   sendDtmf(digit: string, options: { durationMs?: number } = {}): Promise<void> {
-    const packets = dtmfPackets(digit, options.durationMs ?? 100);
-    const run = async (): Promise<void> => {
-      const remote = this.#remote;
-      if (this.#closed || !remote || remote.dtmfPayloadType === null) throw new Error('the far end accepts no telephone-events');
-      const start = this.#timestamp;
-      await new Promise<void>((resolve) => {
-        let i = 0;
-        const pacer = new Pacer(FRAME_MS, () => {
-          const e = packets[i];
-          if (!e || this.#closed) {
-            pacer.stop();
-            return resolve();
-          }
-          this.#sendRtp(remote.dtmfPayloadType ?? 101, start, i === 0, buildDtmfPayload(e));
-          i += 1;
-        }, this.#now);
-        pacer.start();
-      });
-      const end = (start + (packets.at(-1)?.duration ?? 0)) >>> 0;
-      if (((end - this.#timestamp) | 0) > 0) this.#timestamp = end;
-    };
-    this.#dtmfPending += 1;
-    const next = this.#dtmfBusy.then(run).finally(() => (this.#dtmfPending -= 1));
-    this.#dtmfBusy = next.catch(() => undefined);
-    return next;
+    return this.#dtmfOut.send(digit, options.durationMs ?? 100);
   }
 
   /** Manual playout: the next 20 ms (null before playout starts). */
@@ -249,6 +252,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.#dropped.foreignSource += 1;
       return;
     }
+    this.#lastActivity = this.#now();
     const isDtmf = packet.payloadType === remote.dtmfPayloadType;
     if (!isDtmf && packet.payloadType !== remote.payloadType) {
       this.#dropped.otherPayload += 1;
@@ -279,6 +283,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.#closed || !this.#allowed(rinfo.address) || !this.#rtcpLatch.accept(rinfo.address, rinfo.port)) return;
     try {
       const parsed = this.#reporter.receive(buf);
+      this.#lastActivity = this.#now();
       if (this.#remoteSsrc !== null && parsed.byes.includes(this.#remoteSsrc)) this.emit('bye');
     } catch {
       this.#dropped.malformed += 1;
@@ -312,6 +317,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.#closed) return;
     this.#reporter.stop();
     this.#playout?.stop();
+    clearInterval(this.#watchdog);
     if (this.#remote) {
       this.#reporter.sendNow();
       // dgram sends complete on a later tick; closing the socket first would drop the BYE.

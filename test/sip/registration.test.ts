@@ -1,0 +1,96 @@
+// Registration against a raw registrar that answers what each test needs: failures and
+// the backoff after them, 423 Min-Expires, the granted lifetime, and the un-REGISTER.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { SipEndpoint } from '../../src/sip/endpoint.ts';
+import type { SipRequest } from '../../src/sip/message.ts';
+import type { RegistrationState } from '../../src/sip/registration.ts';
+import { isRequest, rawPeer, reply } from '../helpers/raw-sip-peer.ts';
+import type { RawPeer } from '../helpers/raw-sip-peer.ts';
+import { within } from '../helpers/sip-media.ts';
+
+describe('registration', () => {
+  const clock = new ManualClock('2026-11-23T10:00:00Z');
+  let endpoint: SipEndpoint;
+  let registrar: RawPeer;
+  const trunk = () => ({ hostname: '127.0.0.1', port: registrar.port, transport: 'udp' as const, username: 'alice', password: 'pw' });
+  /** Answers the n-th REGISTER (1-based) with what `script` returns. */
+  const answer = (script: (req: SipRequest, n: number) => [number, string, Record<string, string>?]): void => {
+    let n = 0;
+    let handled = 0;
+    const tick = setInterval(() => {
+      const regs = registrar.received.filter((r) => isRequest('REGISTER')(r.msg));
+      for (; handled < regs.length; handled++) {
+        const req = regs[handled]?.msg as SipRequest;
+        const [status, reason, headers] = script(req, ++n);
+        registrar.send(reply(req, status, reason, { toTag: 'reg', headers: headers ?? {} }), endpoint.port);
+      }
+    }, 2);
+    cleanups.push(() => clearInterval(tick));
+  };
+  const cleanups: Array<() => void> = [];
+  const until = async (states: RegistrationState[], predicate: (s: RegistrationState[]) => boolean, what: string): Promise<void> => {
+    await within((async () => {
+      while (!predicate(states)) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, what);
+  };
+
+  before(async () => {
+    endpoint = await SipEndpoint.start({ host: '127.0.0.1', port: 0, clock, timers: { t1: 20, t2: 160, t4: 200 } });
+  });
+  after(async () => endpoint?.close());
+  beforeEach(async () => (registrar = await rawPeer()));
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) c();
+    await registrar.close();
+  });
+
+  it('reports a refusal, retries with growing waits, and registers for what the Contact was granted', async () => {
+    answer((req, n) => (n <= 2 ? [403, 'Forbidden'] : [200, 'OK', { Contact: `${req.headers.get('Contact') ?? ''};expires=30` }]));
+    const states: RegistrationState[] = [];
+    const reg = endpoint.register({ trunk: trunk(), expires: 600, retry: { initialMs: 40, maxMs: 1000 }, onState: (s) => states.push(s) });
+    try {
+      await until(states, (s) => s.some((x) => x.state === 'registered'), 'registered');
+      assert.deepEqual(states.map((s) => [s.state, s.lastStatusCode]), [
+        ['registering', null], ['failed', 403], ['registering', 403], ['failed', 403], ['registering', 403], ['registered', 200],
+      ]);
+      assert.equal(states.at(-1)?.expiresAt?.toISOString(), '2026-11-23T10:00:30.000Z', 'granted 30 s, not the 600 asked for');
+      const times = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).map((r) => r.at);
+      const [, g1 = 0, g2 = 0] = times.map((t, i) => t - (times[i - 1] ?? t));
+      assert.ok(g1 >= 40 - 1 && g2 >= 80 - 1, `backoff gaps ${g1}, ${g2}`);
+    } finally {
+      await reg.stop();
+    }
+    const last = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).at(-1)?.msg as SipRequest;
+    assert.equal(last.headers.get('Expires'), '0', 'stop() removes the binding');
+    assert.equal(reg.state.state, 'unregistered');
+  });
+
+  it('asks again with the Min-Expires of a 423, and falls back to the Expires header', async () => {
+    answer((req) => (req.headers.get('Expires') === '60' ? [423, 'Interval Too Brief', { 'Min-Expires': '120' }] : [200, 'OK', { Expires: '90' }]));
+    const states: RegistrationState[] = [];
+    const reg = endpoint.register({ trunk: trunk(), expires: 60, onState: (s) => states.push(s) });
+    try {
+      await until(states, (s) => s.some((x) => x.state === 'registered'), 'registered');
+      const asked = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).map((r) => r.msg.headers.get('Expires'));
+      assert.deepEqual(asked, ['60', '120']);
+      assert.equal(reg.state.expiresAt?.toISOString(), '2026-11-23T10:01:30.000Z');
+      const cseqs = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).map((r) => r.msg.headers.get('CSeq'));
+      assert.deepEqual(cseqs, ['1 REGISTER', '2 REGISTER'], 'one Call-ID, CSeq counting up');
+    } finally {
+      await reg.stop();
+    }
+  });
+
+  it('fails with no status when the registrar never answers', async () => {
+    const states: RegistrationState[] = [];
+    const reg = endpoint.register({ trunk: trunk(), retry: { initialMs: 60_000 }, onState: (s) => states.push(s) });
+    try {
+      await until(states, (s) => s.some((x) => x.state === 'failed'), 'failed');
+      assert.deepEqual(states.at(-1), { state: 'failed', lastStatusCode: null, expiresAt: null, reason: 'no answer to REGISTER' });
+    } finally {
+      await reg.stop();
+    }
+  });
+});

@@ -104,6 +104,18 @@ describe('calls through Kamailio with baresip and sipp', () => {
     })(), 5000, 'the RTP port back in the pool');
   });
 
+  it('calls over TCP too: the trunk relays to the phone over UDP, and our BYE comes back through it', async () => {
+    const p = await phone('+15550104', theirsLong.path, '20460-20499');
+    const { session, sdp } = await offerMedia(media);
+    const result = await endpoint.placeCall({ trunk: { ...trunk, port: k.tcpPort, transport: 'tcp' }, target: '+15550104', from: '+15550001', sdpOffer: sdp, ringTimeoutMs: 10_000 });
+    assert.equal(result.outcome, 'answered', JSON.stringify(result));
+    bindMedia(result.dialog, session);
+    assert.match(result.dialog.routeSet[0] ?? '', /transport=tcp/i, 'Kamailio record-routed both legs');
+    await p.waitEvent('CALL_ESTABLISHED');
+    await result.dialog.bye();
+    await p.waitEvent('CALL_CLOSED');
+  });
+
   it('takes a call from a phone to our number: speech both ways, DTMF both ways, and we hang up', async () => {
     const p = await phone('+15550102', theirsLong.path, '20250-20299');
     await registered(async () => {

@@ -14,7 +14,7 @@ import { DtmfSender } from './dtmf-sender.ts';
 import { SILENCE } from './g711.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
 import type { JitterFrame, JitterStats } from './jitter-buffer.ts';
-import { MAX_RTP_BYTES, buildRtp, parseRtp } from './packet.ts';
+import { MAX_RTP_BYTES, RtpWriter, parseRtp } from './packet.ts';
 import { Pacer } from './pacer.ts';
 import type { PortLease, RtpPortPool } from './ports.ts';
 import { ReceiveStats } from './receive-stats.ts';
@@ -99,6 +99,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   readonly #dropped = { refusedAddress: 0, foreignSource: 0, malformed: 0, otherPayload: 0 };
   readonly #jitter: JitterBuffer;
   readonly #dtmfIn = new DtmfReceiver();
+  readonly #writer = new RtpWriter(this.ssrc);
   readonly #dtmfOut: DtmfSender;
   readonly #rtpLatch: Latch;
   readonly #rtcpLatch: Latch;
@@ -213,7 +214,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   #sendRtp(payloadType: number, timestamp: number, marker: boolean, payload: Buffer): boolean {
     const target = this.#rtpLatch.target;
     if (!target) return false;
-    const packet = buildRtp({ payloadType, sequenceNumber: this.#seq, timestamp, ssrc: this.ssrc, marker }, payload);
+    const packet = this.#writer.write(payloadType, this.#seq, timestamp, marker, payload);
     this.#seq = (this.#seq + 1) & 0xffff;
     this.#sent.packets += 1;
     this.#sent.bytes += payload.length;

@@ -1,13 +1,18 @@
 // placeCall against sipp phones on loopback (no proxy in between): each scenario is the
 // far end, and sipp's exit code says whether it saw exactly what it expected.
 import assert from 'node:assert/strict';
+import type net from 'node:net';
+import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { applyAnswer, offerMedia } from '../../src/sip/call-media.ts';
 import { SipEndpoint } from '../../src/sip/endpoint.ts';
+import { SipStreamFramer, serializeMessage } from '../../src/sip/message.ts';
 import type { PlaceCallOptions } from '../../src/sip/outbound.ts';
 import { RtpPortPool } from '../../src/sip/rtp/ports.ts';
 import { buildOffer } from '../../src/sip/sdp.ts';
+import { TLS_CERT, TLS_KEY } from '../fixtures/tls.ts';
 import { freeTcpPort, freeUdpPort } from '../helpers/kamailio.ts';
+import { reply } from '../helpers/raw-sip-peer.ts';
 import { loopbackOnly, next, within } from '../helpers/sip-media.ts';
 import { startSipp } from '../helpers/sipp.ts';
 import type { Sipp } from '../helpers/sipp.ts';
@@ -131,6 +136,38 @@ describe('outbound calls against sipp', () => {
       assert.ok(Date.now() - started >= 64 * 10, 'not before Timer B');
     } finally {
       await quick.close();
+    }
+  });
+
+  it('places a call over TLS, verifying the trunk certificate', async () => {
+    const seen: string[] = [];
+    const server = tls.createServer({ key: TLS_KEY, cert: TLS_CERT }, (sock) => {
+      const framer = new SipStreamFramer();
+      sock.on('data', (chunk: Buffer) => {
+        for (const msg of framer.push(chunk)) {
+          if (msg.kind !== 'request') continue;
+          seen.push(`${msg.method} ${/SIP\/2\.0\/(\w+)/.exec(msg.headers.get('Via') ?? '')?.[1] ?? ''}`);
+          if (msg.method === 'INVITE') sock.write(serializeMessage(reply(msg, 486, 'Busy Here', { toTag: 'tls' })));
+        }
+      });
+      sock.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const trusting = await SipEndpoint.start({ host: '127.0.0.1', port: 0, tls: { ca: TLS_CERT } });
+    try {
+      const tlsCall = (ep: SipEndpoint) => ep.placeCall({ ...call(port), trunk: { ...call(port).trunk, transport: 'tls' } });
+      assert.deepEqual(await tlsCall(trusting), { outcome: 'rejected', status: 486, reason: 'Busy Here' });
+      await within((async () => {
+        while (!seen.includes('ACK TLS')) await new Promise((r) => setTimeout(r, 5));
+      })(), 5000, 'the ACK over TLS');
+      assert.deepEqual(seen, ['INVITE TLS', 'ACK TLS']);
+      const result = await tlsCall(endpoint); // no private CA: the self-signed certificate is refused
+      assert.equal(result.outcome, 'failed');
+      assert.match(result.outcome === 'failed' ? `${result.reason}: ${result.message}` : '', /^transport: .*self-signed certificate/);
+    } finally {
+      await trusting.close();
+      server.close();
     }
   });
 

@@ -10,25 +10,9 @@ import type { SipRequest, SipResponse } from '../../src/sip/message.ts';
 import { DEFAULT_REGISTER_TIMEOUT_MS, EgressRefusedError, registerCheck } from '../../src/sip/register.ts';
 import type { RegisterCheckInput } from '../../src/sip/register.ts';
 import type { SipResolver } from '../../src/sip/resolve.ts';
+import { TLS_CERT, TLS_KEY } from '../fixtures/tls.ts';
 import { startKamailio } from '../helpers/kamailio.ts';
 import type { Kamailio } from '../helpers/kamailio.ts';
-
-// Self-signed, SAN DNS:registrar.test + IP:127.0.0.1, valid 2020-2120. Test-only key.
-const TLS_KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQguxtNVxf4FoafTqlS
-neSWCG3WDT7bGyNmUYlzdVTSRf+hRANCAAT1We65ZKgIrOgp9boT6li3GQBeZaP1
-fivRH3Gl9O2FjQei5nyRKHyzpgywIZvv9scuY63M1qDnsU/hX50AxT8T
------END PRIVATE KEY-----`;
-const TLS_CERT = `-----BEGIN CERTIFICATE-----
-MIIBYzCCAQqgAwIBAgIUJOE1pjn1BczvQyQLAW0kj3Yf++8wCgYIKoZIzj0EAwIw
-FjEUMBIGA1UEAwwLcGFybGV5LXRlc3QwIBcNMjAwMTAxMDAwMDAwWhgPMjEyMDAx
-MDEwMDAwMDBaMBYxFDASBgNVBAMMC3BhcmxleS10ZXN0MFkwEwYHKoZIzj0CAQYI
-KoZIzj0DAQcDQgAE9VnuuWSoCKzoKfW6E+pYtxkAXmWj9X4r0R9xpfTthY0HouZ8
-kSh8s6YMsCGb7/bHLmOtzNag57FP4V+dAMU/E6M0MDIwHwYDVR0RBBgwFoIOcmVn
-aXN0cmFyLnRlc3SHBH8AAAEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNH
-ADBEAiBjjl/m0BX9IBtUTnSUyFvVQkiyAFKOHPn6p1gphw1vUgIgEhkXFtwJjA72
-QZwvE+cf4w2JxKy1zCt+ncqEBBj83R0=
------END CERTIFICATE-----`;
 
 const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -16,6 +16,8 @@ export interface DialogHandle {
   handleAck(ack: SipRequest): void;
   /** A 2xx to our INVITE that arrived again (or late): our ACK was lost. */
   handle2xxRetransmission(res: SipResponse): void;
+  /** The endpoint is going away: end without sending anything. */
+  abandon(reason: string): void;
 }
 
 export interface SipCore {

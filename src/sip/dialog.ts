@@ -252,6 +252,10 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
     }
   }
 
+  abandon(reason: string): void {
+    this.#end({ by: 'error', reason });
+  }
+
   /** Blind transfer: REFER with Refer-To `target` (a SIP or tel URI). */
   async refer(target: string, options: { timeoutMs?: number } = {}): Promise<ReferResult> {
     if (!/^(sips?|tel):[^\s<>]+$/i.test(target)) throw new TypeError(`invalid transfer target ${JSON.stringify(target)}`);

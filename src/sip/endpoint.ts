@@ -32,6 +32,8 @@ export interface EndpointLimits {
   maxDialogs: number;
   /** An INVITE the application neither answers nor rejects gets 480 after this long (RFC 3261's Timer C is 3 min). */
   unansweredInviteMs: number;
+  /** How long close() waits for un-REGISTERs before closing regardless. */
+  closeGraceMs: number;
   connections: ConnectionLimits;
 }
 
@@ -70,13 +72,15 @@ export class SipEndpoint implements SipCore {
   readonly #limits: EndpointLimits;
   #transports!: SipTransports;
   #onInvite: InviteHandler | null = null;
+  readonly #registrations = new Set<Registration>();
+  #closing = false;
 
   private constructor(options: SipEndpointOptions) {
     this.log = options.log ?? silentLog;
     this.clock = options.clock ?? systemClock;
     this.timers = { ...DEFAULT_TIMERS, ...options.timers };
     this.policy = options.policy ?? {};
-    this.#limits = { maxTransactions: 5000, maxDialogs: 2000, unansweredInviteMs: 180_000, ...options.limits, connections: { ...DEFAULT_CONNECTION_LIMITS, ...options.limits?.connections } };
+    this.#limits = { maxTransactions: 5000, maxDialogs: 2000, unansweredInviteMs: 180_000, closeGraceMs: 2000, ...options.limits, connections: { ...DEFAULT_CONNECTION_LIMITS, ...options.limits?.connections } };
     this.unansweredInviteMs = this.#limits.unansweredInviteMs;
     this.transactions = new TransactionLayer({ send: (msg, hop) => this.send(msg, hop) }, this.timers, this.#limits.maxTransactions);
     this.advertised = { host: options.advertisedHost ?? options.host, port: 0 };
@@ -114,9 +118,11 @@ export class SipEndpoint implements SipCore {
     return placeCall(this, options);
   }
 
-  /** Starts a registration that keeps itself refreshed until stop(). */
+  /** Starts a registration that keeps itself refreshed until stop() (or close()). */
   register(options: RegistrationOptions): Registration {
-    return new Registration(this, options);
+    const registration: Registration = new Registration(this, options, () => this.#registrations.delete(registration));
+    this.#registrations.add(registration);
+    return registration;
   }
 
   send(msg: SipMessage, hop: Hop): Promise<void> {
@@ -142,9 +148,19 @@ export class SipEndpoint implements SipCore {
     this.#dialogs.delete(key);
   }
 
+  /**
+   * Un-registers (waiting at most closeGraceMs, so a dead registrar cannot hold up shutdown), ends
+   * every dialog without signalling, fails pending transactions and closes the sockets.
+   */
   async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#limits.closeGraceMs)));
+    await Promise.race([Promise.all([...this.#registrations].map((r) => r.stop())), grace]);
+    clearTimeout(timer);
+    for (const dialog of [...this.#dialogs.values()]) dialog.abandon('SIP endpoint closed');
     this.transactions.closeAll();
-    this.#dialogs.clear();
     await this.#transports.close();
   }
 

@@ -44,7 +44,7 @@ export class Registration {
   #stopped = false;
   #inFlight: Promise<void> = Promise.resolve();
 
-  constructor(private readonly core: SipCore, private readonly options: RegistrationOptions) {
+  constructor(private readonly core: SipCore, private readonly options: RegistrationOptions, private readonly onStopped: () => void = () => undefined) {
     this.#expires = options.expires ?? 300;
     this.#credentials = new DigestSession({ username: options.trunk.username, password: options.trunk.password });
     this.#run();
@@ -64,6 +64,7 @@ export class Registration {
       await this.#exchange(0).catch((err: unknown) => this.core.log.debug({ err: (err as Error).message }, 'sip: un-REGISTER failed'));
     }
     this.#set({ state: 'unregistered', lastStatusCode: this.#state.lastStatusCode, expiresAt: null, reason: 'stopped' });
+    this.onStopped();
   }
 
   #set(state: RegistrationState): void {

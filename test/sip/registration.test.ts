@@ -17,6 +17,7 @@ describe('registration', () => {
   const trunk = () => ({ hostname: '127.0.0.1', port: registrar.port, transport: 'udp' as const, username: 'alice', password: 'pw' });
   /** Answers the n-th REGISTER (1-based) with what `script` returns. */
   const answer = (script: (req: SipRequest, n: number) => [number, string, Record<string, string>?]): void => {
+    // Answers go back where each REGISTER came from (rport), whichever endpoint sent it.
     let n = 0;
     let handled = 0;
     const tick = setInterval(() => {
@@ -24,7 +25,8 @@ describe('registration', () => {
       for (; handled < regs.length; handled++) {
         const req = regs[handled]?.msg as SipRequest;
         const [status, reason, headers] = script(req, ++n);
-        registrar.send(reply(req, status, reason, { toTag: 'reg', headers: headers ?? {} }), endpoint.port);
+        const from = regs[handled]?.from ?? { port: endpoint.port };
+        registrar.send(reply(req, status, reason, { toTag: 'reg', headers: headers ?? {} }), from.port);
       }
     }, 2);
     cleanups.push(() => clearInterval(tick));
@@ -80,6 +82,24 @@ describe('registration', () => {
       assert.deepEqual(cseqs, ['1 REGISTER', '2 REGISTER'], 'one Call-ID, CSeq counting up');
     } finally {
       await reg.stop();
+    }
+  });
+
+  it('un-registers when the endpoint closes, and a dead registrar cannot hold the close up', async () => {
+    answer((req) => [200, 'OK', { Contact: `${req.headers.get('Contact') ?? ''};expires=60` }]);
+    const own = await SipEndpoint.start({ host: '127.0.0.1', port: 0, clock, limits: { closeGraceMs: 200 } });
+    const silent = await rawPeer();
+    try {
+      const states: RegistrationState[] = [];
+      const reg = own.register({ trunk: trunk(), onState: (s) => states.push(s) });
+      own.register({ trunk: { ...trunk(), port: silent.port } }); // never answered
+      await until(states, (s) => s.some((x) => x.state === 'registered'), 'registered');
+      await within(own.close(), 5000, 'close');
+      assert.equal(reg.state.state, 'unregistered');
+      const last = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).at(-1)?.msg;
+      assert.equal(last?.headers.get('Expires'), '0');
+    } finally {
+      await silent.close();
     }
   });
 

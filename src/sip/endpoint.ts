@@ -7,7 +7,7 @@ import { dialogKey } from './core.ts';
 import { IncomingCall } from './inbound.ts';
 import type { SipLogger } from './log.ts';
 import { silentLog } from './log.ts';
-import { headerParams, parseCSeq } from './message.ts';
+import { headerParams, parseCSeq, splitHeaderList } from './message.ts';
 import type { SipMessage, SipRequest, SipResponse } from './message.ts';
 import { placeCall } from './outbound.ts';
 import type { OutboundResult, PlaceCallOptions } from './outbound.ts';
@@ -205,6 +205,9 @@ export class SipEndpoint implements SipCore {
     }
     if (invalid) return tx.respond(makeResponse(req, 400, { reason: invalid }));
     if (req.method === 'CANCEL') return this.#onCancel(req, tx);
+    // RFC 3261 §8.2.2.3: we implement no extension a request could require (100rel, timer...).
+    const required = req.headers.getAll('Require').flatMap(splitHeaderList);
+    if (required.length > 0) return tx.respond(makeResponse(req, 420, { headers: [['Unsupported', required.join(', ')]] }));
     if (req.method === 'INVITE') tx.respond(makeResponse(req, 100));
     if (tagOf(req.headers.get('To'))) {
       if (dialog) dialog.handleRequest(req, tx);

@@ -14,7 +14,7 @@ export const newBranch = (): string => `${MAGIC_COOKIE}${token(10)}`;
 export const REASONS: Record<number, string> = {
   100: 'Trying', 180: 'Ringing', 181: 'Call Is Being Forwarded', 182: 'Queued', 183: 'Session Progress',
   200: 'OK', 202: 'Accepted', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 408: 'Request Timeout', 415: 'Unsupported Media Type', 480: 'Temporarily Unavailable',
+  405: 'Method Not Allowed', 408: 'Request Timeout', 415: 'Unsupported Media Type', 420: 'Bad Extension', 480: 'Temporarily Unavailable',
   481: 'Call/Transaction Does Not Exist', 486: 'Busy Here', 487: 'Request Terminated', 488: 'Not Acceptable Here',
   491: 'Request Pending', 500: 'Server Internal Error', 501: 'Not Implemented', 503: 'Service Unavailable',
   600: 'Busy Everywhere', 603: 'Decline', 604: 'Does Not Exist Anywhere',

@@ -49,13 +49,15 @@ describe('SIP endpoint', () => {
     assert.match(via, new RegExp(`;rport=${peer.port}`), 'RFC 3581: the port it came from');
   });
 
-  it('says 481 to requests for dialogs it does not have, 405 to methods it does not take, 480 without a handler', async () => {
+  it('says 481 to requests for dialogs it does not have, 405 to methods it does not take, 480 without a handler, 420 to a Require', async () => {
     assert.equal((await send('BYE', fields('BYE'))).status, 481);
     assert.equal((await send('INFO', fields('INFO', callId(), { To: `<sip:parley@127.0.0.1>;tag=nope` }))).status, 481);
     const message = await send('MESSAGE', fields('MESSAGE'));
     assert.equal(message.status, 405);
     assert.ok(message.headers.get('Allow'));
     assert.equal((await send('INVITE', fields('INVITE', callId(), { Contact: `<sip:caller@127.0.0.1:${peer.port}>` }), SDP)).status, 480);
+    const bad = await send('INVITE', fields('INVITE', callId(), { Contact: `<sip:caller@127.0.0.1:${peer.port}>`, Require: '100rel, timer' }), SDP);
+    assert.deepEqual([bad.status, bad.headers.get('Unsupported')], [420, '100rel, timer']);
   });
 
   it('answers 400 to a request missing what RFC 3261 requires, and drops what it cannot parse', async () => {

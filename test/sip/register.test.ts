@@ -160,7 +160,9 @@ describe('registerCheck wire behaviour (scripted registrar)', () => {
       assert.ok(a && b && c);
       assert.equal(a.raw, b.raw, 'a retransmission is the same request');
       const [gap1, gap2] = [b.at - a.at, c.at - b.at];
-      assert.ok(gap1 >= 70 && gap1 < 160 && gap2 >= 150 && gap2 < 320, `gaps ${gap1} ${gap2}`);
+      // Timers never fire early, but a loaded machine delays when each datagram is read here,
+      // so only generous lower bounds hold without luck (nominal: 80 and 160 ms).
+      assert.ok(gap1 >= 50 && gap2 >= 120, `gaps ${gap1} ${gap2}`);
       assert.equal(reg.seen.at(-1)?.req.headers.get('Expires'), '0');
     } finally {
       await reg.close();
@@ -168,14 +170,20 @@ describe('registerCheck wire behaviour (scripted registrar)', () => {
   });
 
   it('keeps waiting after a 1xx and retransmits only at T2', async () => {
-    const reg = await udpRegistrar('127.0.0.1', 0, (req, _n, send) => {
+    let provisionalAt = 0;
+    const reg = await udpRegistrar('127.0.0.1', 0, (req, n, send) => {
+      if (n > 1 && req.headers.get('Expires') !== '0') return; // a copy that crossed the 100
       send(reply(req, 100, 'Trying'));
+      provisionalAt ||= Date.now();
       setTimeout(() => send(reply(req, 200, 'OK')), 400);
     });
     try {
       const result = await registerCheck({ hostname: '127.0.0.1', port: reg.port, transport: 'udp', username: 'a', password: 'b' }, { timers: { t1: 50, t2: 4000 } });
       assert.deepEqual(result, { successful: true, statusCode: 200, reason: 'OK' });
-      assert.equal(reg.seen.length, 2, 'one REGISTER and one un-REGISTER, no retransmissions');
+      // Once the 100 has had time to arrive (a loaded machine may send one copy across it),
+      // nothing is retransmitted until T2: only the un-REGISTER follows.
+      const later = new Map(reg.seen.filter((s) => s.at > provisionalAt + 100).map((s) => [s.raw, s.req.headers.get('Expires')]));
+      assert.deepEqual([...later.values()], ['0'], 'no retransmissions after the 1xx');
     } finally {
       await reg.close();
     }

@@ -275,7 +275,8 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
     const addressed = addressRequest(this.#remoteTarget, this.#routeSet);
     this.#hop ??= firstHop(addressed, this.core.policy);
     const hop = await this.#hop;
-    for (let attempt = 0; ; attempt++) {
+    const round = this.init.credentials?.round();
+    for (;;) {
       const seq = ++this.#localSeq;
       const fields: Array<[string, string]> = [
         ...addressed.routes.map((r): [string, string] => ['Route', r]),
@@ -286,9 +287,9 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
         ...headers,
       ];
       const req = newRequest(method, addressed.requestUri, fields, body);
-      const sentWith = this.init.credentials?.authorize(req) ?? new Set();
+      round?.authorize(req);
       const res = await this.core.transactions.request(this.core.stamp(req, hop), hop);
-      if (attempt === 0 && this.init.credentials?.challenged(res, sentWith)) continue;
+      if (round?.challenged(res)) continue;
       // §12.2.1.2: 481 or 408 to a request inside the dialog means the dialog is gone.
       if ((res.status === 481 || res.status === 408) && method !== 'BYE') this.#end({ by: 'error', reason: `${res.status} ${res.reason}` });
       return { res, seq };

@@ -1,7 +1,7 @@
 // One INVITE to one resolved address, from the first send to its outcome. CANCEL follows
 // RFC 3261 §9.1: only once a provisional response has come; a 2xx that crosses our
 // CANCEL is ACKed and hung up at once.
-import type { AuthHeader, DigestSession } from './auth.ts';
+import type { DigestRound, DigestSession } from './auth.ts';
 import type { SipCore } from './core.ts';
 import type { Dialog } from './dialog.ts';
 import { SipHeaders, headerParams } from './message.ts';
@@ -29,7 +29,7 @@ export class OutboundAttempt {
   answeredAtAll = false;
   #invite: SipRequest;
   #seq: number;
-  #sentWith: ReadonlySet<AuthHeader> = new Set();
+  readonly #auth: DigestRound;
   #provisional = false;
   #cancelBy: Cancelled | null = null;
   #cancelSent = false;
@@ -43,6 +43,7 @@ export class OutboundAttempt {
   constructor(private readonly deps: AttemptDeps) {
     this.#invite = deps.invite;
     this.#seq = deps.seq;
+    this.#auth = deps.credentials.round();
   }
 
   run(): Promise<OutboundResult> {
@@ -57,12 +58,12 @@ export class OutboundAttempt {
   }
 
   #send(): void {
-    const { core, hop, credentials } = this.deps;
+    const { core, hop } = this.deps;
     const headers = new SipHeaders();
     for (const h of this.#invite.headers.entries()) if (h.name !== 'Via') headers.append(h.name, h.value);
     headers.set('CSeq', `${this.#seq} INVITE`);
     const req: SipRequest = { ...this.#invite, headers };
-    this.#sentWith = credentials.authorize(req);
+    this.#auth.authorize(req);
     this.#invite = core.stamp(req, hop);
     try {
       core.transactions.startInvite(this.#invite, hop, {
@@ -89,7 +90,7 @@ export class OutboundAttempt {
   #onFinal(res: SipResponse): void {
     this.answeredAtAll = true;
     if (res.status < 300) return this.#accept(res);
-    if ((res.status === 401 || res.status === 407) && !this.#cancelBy && !this.#settled && this.deps.credentials.challenged(res, this.#sentWith)) {
+    if ((res.status === 401 || res.status === 407) && !this.#cancelBy && !this.#settled && this.#auth.challenged(res)) {
       this.#seq += 1;
       this.#send();
       return;

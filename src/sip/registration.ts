@@ -110,6 +110,7 @@ export class Registration {
     const uri = `sip:${host}${trunk.port ? `:${trunk.port}` : ''}${trunk.transport === 'udp' ? '' : `;transport=${trunk.transport}`}`;
     const aor = `<sip:${escapeUser(trunk.username)}@${host}>`;
     let intervalRetried = false;
+    const round = this.#credentials.round();
     for (let attempt = 0; attempt < 4; attempt++) {
       const req = newRequest('REGISTER', uri, [
         ['From', `${aor};tag=${this.#fromTag}`],
@@ -119,9 +120,9 @@ export class Registration {
         ['Contact', this.core.contact(this.options.contactUser ?? trunk.username, hop.transport)],
         ['Expires', String(expires)],
       ]);
-      const sentWith = this.#credentials.authorize(req);
+      round.authorize(req);
       const res = await this.core.transactions.request(this.core.stamp(req, hop), hop);
-      if (this.#credentials.challenged(res, sentWith)) continue;
+      if (round.challenged(res)) continue;
       const min = Number(res.headers.get('Min-Expires'));
       if (res.status === 423 && !intervalRetried && Number.isInteger(min) && min > expires && min <= MAX_MIN_EXPIRES) {
         intervalRetried = true;

@@ -2,6 +2,7 @@
 // records what it hears and what it sends (sndfile), and is driven over its ctrl_tcp
 // socket (JSON in netstrings), whose event stream also tells us what the phone saw.
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -60,66 +61,87 @@ function netstrings(onMessage: (text: string) => void): (chunk: Buffer) => void 
   };
 }
 
+interface Launched {
+  child: ChildProcess;
+  socket: net.Socket;
+  sipPort: number;
+  aor: string;
+  exited: Promise<void>;
+  log: { text: string };
+}
+
+/**
+ * Writes the config and starts baresip. The SIP port must be free for UDP and TCP alike and
+ * a port the kernel said was free can be taken meanwhile, so "Address already in use" means
+ * another try on other ports.
+ */
+async function launch(options: BaresipOptions, dir: string): Promise<Launched> {
+  for (let attempt = 0; ; attempt++) {
+    const [sipPort, ctrlPort] = [await freeUdpPort(), await freeTcpPort()];
+    const domain = options.registrar ? `${options.registrar.host}:${options.registrar.port}` : `127.0.0.1:${sipPort}`;
+    const aor = `sip:${options.user}@${domain}`;
+    await writeFile(join(dir, 'config'), [
+      'poll_method epoll',
+      // Loopback in SDP too: the tests contact nothing else.
+      'net_interface 127.0.0.1',
+      `sip_listen 127.0.0.1:${sipPort}`,
+      'call_local_timeout 30',
+      'call_max_calls 4',
+      `audio_source aufile,${options.source}`,
+      `rtp_ports ${options.rtpPorts}`,
+      'rtcp_mux no',
+      'jitter_buffer_delay 1-4',
+      `module_path ${MODULES}`,
+      'module g711.so',
+      'module aufile.so',
+      'module sndfile.so',
+      'module_app account.so',
+      'module_app ctrl_tcp.so',
+      'module_app menu.so',
+      `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
+      `snd_path ${dir}`,
+      '',
+    ].join('\n'));
+    const regint = options.registrar ? 'regint=600' : 'regint=0';
+    await writeFile(join(dir, 'accounts'), `<${aor}>;${regint};answermode=auto;audio_codecs=PCMU/8000/1,PCMA/8000/1;ptime=20\n`);
+    await writeFile(join(dir, 'contacts'), '');
+
+    const child = spawn(BARESIP, ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const log = { text: '' };
+    const collect = (chunk: Buffer): void => {
+      log.text = (log.text + chunk.toString('utf8')).slice(-8000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const socket = await new Promise<net.Socket | null>((resolve) => {
+        const s = net.connect(ctrlPort, '127.0.0.1', () => resolve(s));
+        s.once('error', () => resolve(null));
+      });
+      if (socket) return { child, socket, sipPort, aor, exited, log };
+      if (child.exitCode !== null || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    if (attempt < 3 && /Address already in use/.test(log.text)) continue;
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`baresip did not start:\n${log.text}`);
+  }
+}
+
 export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
-  if (!existsSync(BARESIP)) throw new Error('baresip is not installed; run: apt-get install -y baresip');
+  if (!existsSync(BARESIP)) throw new Error('baresip is not installed; run: apt-get install -y baresip-core');
   const dir = await mkdtemp(join(tmpdir(), 'parley-baresip-'));
-  const [sipPort, ctrlPort] = [await freeUdpPort(), await freeTcpPort()];
-  const domain = options.registrar ? `${options.registrar.host}:${options.registrar.port}` : `127.0.0.1:${sipPort}`;
-  const aor = `sip:${options.user}@${domain}`;
-  await writeFile(join(dir, 'config'), [
-    'poll_method epoll',
-    // Loopback in SDP too: the tests contact nothing else.
-    'net_interface 127.0.0.1',
-    `sip_listen 127.0.0.1:${sipPort}`,
-    'call_local_timeout 30',
-    'call_max_calls 4',
-    `audio_source aufile,${options.source}`,
-    `rtp_ports ${options.rtpPorts}`,
-    'rtcp_mux no',
-    'jitter_buffer_delay 1-4',
-    `module_path ${MODULES}`,
-    'module g711.so',
-    'module aufile.so',
-    'module sndfile.so',
-    'module_app account.so',
-    'module_app ctrl_tcp.so',
-    'module_app menu.so',
-    `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
-    `snd_path ${dir}`,
-    '',
-  ].join('\n'));
-  const regint = options.registrar ? 'regint=600' : 'regint=0';
-  await writeFile(join(dir, 'accounts'), `<${aor}>;${regint};answermode=auto;audio_codecs=PCMU/8000/1,PCMA/8000/1;ptime=20\n`);
-  await writeFile(join(dir, 'contacts'), '');
-
-  const child = spawn(BARESIP, ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  const collect = (chunk: Buffer): void => {
-    output = (output + chunk.toString('utf8')).slice(-8000);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-
+  const launched = await launch(options, dir);
+  const { child, socket, sipPort, aor, exited, log } = launched;
+  const output = (): string => log.text;
   const events: BaresipEvent[] = [];
   const waiters = new Set<() => void>();
   const responses = new Map<string, (r: { ok: boolean; data: string }) => void>();
-  let socket: net.Socket | null = null;
   const deadline = Date.now() + 10_000;
-  while (!socket) {
-    socket = await new Promise<net.Socket | null>((resolve) => {
-      const s = net.connect(ctrlPort, '127.0.0.1', () => resolve(s));
-      s.once('error', () => resolve(null));
-    });
-    if (!socket) {
-      if (Date.now() > deadline || child.exitCode !== null) {
-        child.kill('SIGKILL');
-        await rm(dir, { recursive: true, force: true });
-        throw new Error(`baresip did not start:\n${output}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
   socket.on('data', netstrings((text) => {
     const msg = JSON.parse(text) as Record<string, unknown>;
     if (msg.response) responses.get(String(msg.token))?.({ ok: Boolean(msg.ok), data: typeof msg.data === 'string' ? msg.data : '' });
@@ -164,7 +186,7 @@ export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`baresip: no ${type} event within ${timeoutMs} ms; saw ${events.map((e) => e.type).join(', ')}\n${output}`));
+          reject(new Error(`baresip: no ${type} event within ${timeoutMs} ms; saw ${events.map((e) => e.type).join(', ')}\n${output()}`));
         }, timeoutMs);
         waiters.add(check);
         check();
@@ -198,7 +220,7 @@ export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
       if (/OK\W.*Expires/.test(info.data)) break;
       if (Date.now() > deadline) {
         await phone.stop();
-        throw new Error(`baresip did not register: ${info.data}\n${output}`);
+        throw new Error(`baresip did not register: ${info.data}\n${output()}`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }

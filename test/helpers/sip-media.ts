@@ -26,10 +26,13 @@ export function play(session: RtpSession, pcm: Int16Array, codec: CodecName = 'P
   });
 }
 
-/** Everything the session plays out from now on, as PCM. */
+/**
+ * What the session plays out from now on, as PCM, without the frames it played while its
+ * buffer was dry (nothing had arrived): those only say the event loop or the network paused.
+ */
 export function capture(session: RtpSession, codec: CodecName = 'PCMU'): () => Int16Array {
   const frames: Buffer[] = [];
-  session.on('audio', (frame) => frames.push(frame.payload));
+  session.on('audio', (frame) => frame.missing < frame.payload.length && frames.push(frame.payload));
   return () => decodeG711(codec, Buffer.concat(frames));
 }
 

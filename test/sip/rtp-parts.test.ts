@@ -42,6 +42,30 @@ describe('jitter buffer', () => {
     assert.deepEqual({ late: b.stats.late, duplicates: b.stats.duplicates, concealed: b.stats.concealedFrames }, { late: 1, duplicates: 1, concealed: 1 });
   });
 
+  it('plays silence without moving on when it runs dry, so a stall costs no audio', () => {
+    const b = jb();
+    b.push(0, frame(1));
+    b.push(160, frame(2));
+    assert.deepEqual([firstByte(b.pop()), firstByte(b.pop())], [1, 2]);
+    const dry = [b.pop(), b.pop()];
+    assert.deepEqual(dry.map((f) => f?.missing), [160, 160]);
+    for (const [i, ts] of [320, 480, 640].entries()) assert.equal(b.push(ts, frame(3 + i)), 'accepted', 'not late after the stall');
+    assert.deepEqual([b.pop(), b.pop(), b.pop()].map(firstByte), [3, 4, 5]);
+    assert.equal(b.stats.late, 0);
+  });
+
+  it('skips the gap of a pause in sending (silence suppression) instead of replaying it', () => {
+    const b = jb();
+    b.push(0, frame(1));
+    b.push(160, frame(2));
+    b.pop();
+    b.pop();
+    b.pop(); // dry
+    b.push(8000, frame(7)); // one second later
+    b.push(8160, frame(8));
+    assert.deepEqual([b.pop(), b.pop()].map(firstByte), [7, 8]);
+  });
+
   it('cuts 30 ms packets into 20 ms frames and follows the timestamp across 2^32', () => {
     const b = jb();
     const start = 2 ** 32 - 240;

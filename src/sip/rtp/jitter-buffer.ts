@@ -16,10 +16,14 @@ export interface JitterFrame {
   payload: Buffer;
   /** Some samples of this frame never arrived and were replaced by silence. */
   concealed: boolean;
+  /** How many of its 160 samples are that silence (160: nothing was there to play). */
+  missing: number;
 }
 
 export interface JitterStats {
   late: number;
+  /** Frames played as silence because nothing had arrived (the buffer ran dry). */
+  underruns: number;
   duplicates: number;
   concealedFrames: number;
   resets: number;
@@ -50,7 +54,7 @@ export class JitterBuffer {
   #everPlayed = false;
   #windowPops = 0;
   #windowMin = Infinity;
-  readonly stats: JitterStats = { late: 0, duplicates: 0, concealedFrames: 0, resets: 0, skippedFrames: 0 };
+  readonly stats: JitterStats = { late: 0, underruns: 0, duplicates: 0, concealedFrames: 0, resets: 0, skippedFrames: 0 };
 
   constructor(options: JitterBufferOptions) {
     this.#depth = Math.max(FRAME_SAMPLES, Math.round(options.depthMs * SAMPLES_PER_MS));
@@ -110,6 +114,10 @@ export class JitterBuffer {
         this.stats.late += 1;
         return 'late';
       }
+    } else if (this.buffered === 0 && start > this.#readPos) {
+      // The buffer ran dry (silence suppression, or the sender paused): what we would play
+      // before this packet is a gap already covered by silence, so start here.
+      this.#readPos = start;
     }
     let fresh = false;
     for (let pos = Math.max(start, this.#readPos); pos < end; pos++) {
@@ -135,6 +143,13 @@ export class JitterBuffer {
       if (this.buffered < this.#depth) return this.#everPlayed ? this.#silenceFrame() : null;
       this.#playing = true;
       this.#everPlayed = true;
+    }
+    if (this.buffered === 0) {
+      // Ran dry (the sender paused, or our event loop was held up while packets queued in
+      // the socket). Play silence without moving on, so what is still on its way is not
+      // dropped as late, and build the depth up again before resuming.
+      this.#playing = false;
+      return this.#silenceFrame();
     }
     this.#adapt();
     return this.#take();
@@ -162,13 +177,14 @@ export class JitterBuffer {
 
   #silenceFrame(): JitterFrame {
     this.stats.concealedFrames += 1;
-    return { payload: Buffer.alloc(FRAME_SAMPLES, this.#silence), concealed: true };
+    this.stats.underruns += 1;
+    return { payload: Buffer.alloc(FRAME_SAMPLES, this.#silence), concealed: true, missing: FRAME_SAMPLES };
   }
 
   #take(): JitterFrame {
     const capacity = this.#ring.length;
     const payload = Buffer.allocUnsafe(FRAME_SAMPLES);
-    let concealed = false;
+    let missing = 0;
     for (let k = 0; k < FRAME_SAMPLES; k++) {
       const i = slot(this.#readPos + k, capacity);
       if (this.#filled[i]) {
@@ -176,11 +192,11 @@ export class JitterBuffer {
         this.#filled[i] = 0;
       } else {
         payload[k] = this.#silence;
-        concealed = true;
+        missing += 1;
       }
     }
     this.#readPos += FRAME_SAMPLES;
-    if (concealed) this.stats.concealedFrames += 1;
-    return { payload, concealed };
+    if (missing > 0) this.stats.concealedFrames += 1;
+    return { payload, concealed: missing > 0, missing };
   }
 }

@@ -23,8 +23,8 @@ import type { Hop, SipTimerValues } from './transaction/common.ts';
 import { topVia } from './transaction/keys.ts';
 import { TransactionLayer } from './transaction/layer.ts';
 import { InviteServerTransaction } from './transaction/server.ts';
-import { DEFAULT_CONNECTION_LIMITS, SipTransports } from './transports.ts';
-import type { ConnectionLimits, Source } from './transports.ts';
+import { DEFAULT_CONNECTION_LIMITS, SipTransports } from './endpoint-transport.ts';
+import type { ConnectionLimits, Source } from './endpoint-transport.ts';
 import { escapeUser, formatHost } from './uri.ts';
 
 export interface EndpointLimits {

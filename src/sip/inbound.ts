@@ -9,7 +9,7 @@ import { headerParams, parseCSeq, splitHeaderList } from './message.ts';
 import type { SipRequest } from './message.ts';
 import { ALLOW, REASONS, makeResponse, token } from './requests.ts';
 import type { InviteServerTransaction } from './transaction/server.ts';
-import type { Source } from './transports.ts';
+import type { Source } from './endpoint-transport.ts';
 import { decodeUser, formatNameAddr, formatUri, parseNameAddr } from './uri.ts';
 
 export interface CallParty {

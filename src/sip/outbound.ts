@@ -88,7 +88,7 @@ export async function placeCall(core: SipCore, options: PlaceCallOptions): Promi
 }
 
 /** The INVITE we send first; retries after a challenge copy it with CSeq + 1. */
-export function buildInvite(core: SipCore, options: PlaceCallOptions, uri: string, hop: Hop, ids: { callId: string; fromTag: string; seq: number }): SipRequest {
+function buildInvite(core: SipCore, options: PlaceCallOptions, uri: string, hop: Hop, ids: { callId: string; fromTag: string; seq: number }): SipRequest {
   const trunkHost = formatHost(options.trunk.hostname.trim());
   const display = options.fromDisplayName ? `"${options.fromDisplayName.replace(/[\\"\r\n]/g, '')}" ` : '';
   return newRequest('INVITE', uri, [
@@ -102,7 +102,7 @@ export function buildInvite(core: SipCore, options: PlaceCallOptions, uri: strin
   ], { type: 'application/sdp', data: Buffer.from(options.sdpOffer) });
 }
 
-export const newCallIds = (): { callId: string; fromTag: string; seq: number } => ({ callId: `${token(12)}@parley`, fromTag: token(6), seq: 1 + Math.floor(Math.random() * 1000) });
+const newCallIds = (): { callId: string; fromTag: string; seq: number } => ({ callId: `${token(12)}@parley`, fromTag: token(6), seq: 1 + Math.floor(Math.random() * 1000) });
 
 /** The dialog a 2xx creates (RFC 3261 §12.1.2). */
 function dialogFrom(core: SipCore, options: PlaceCallOptions, res: SipResponse, invite: SipRequest, credentials: DigestSession): Dialog {

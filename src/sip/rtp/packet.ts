@@ -84,8 +84,3 @@ export class RtpWriter {
     return this.#packet.serialize();
   }
 }
-
-/** RFC 5761 §4: what shares a port with RTP is RTCP when its second byte is 192..223. */
-export function looksLikeRtcp(buf: Buffer): boolean {
-  return buf.length >= 2 && (buf[1] ?? 0) >= 192 && (buf[1] ?? 0) <= 223;
-}

@@ -24,7 +24,6 @@ import { buildBye, ntpFromMs } from './rtcp.ts';
 import { Latch } from './latch.ts';
 
 export const FRAME_MS = 20;
-export const SAMPLES_PER_FRAME = 160;
 
 export interface RtpSessionOptions {
   pool: RtpPortPool;

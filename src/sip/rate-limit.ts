@@ -13,7 +13,9 @@ export interface RateLimitOptions {
   now?: () => number;
 }
 
-export const DEFAULT_RATE_LIMIT: RateLimitOptions = { perSecond: 200, burst: 400, maxSources: 10_000 };
+// A trunk carries every call from one address: 500/s is some 50 new calls a second with room for
+// their ACKs, BYEs and retransmissions. Raise it for bigger trunks.
+export const DEFAULT_RATE_LIMIT: RateLimitOptions = { perSecond: 500, burst: 1000, maxSources: 10_000 };
 
 interface Bucket {
   tokens: number;

@@ -1,5 +1,6 @@
 // How a request inside a dialog is addressed (RFC 3261 §12.2.1.1): Request-URI and Route
 // from the route set and remote target, and the hop it is sent to (§8.1.2).
+import { splitHeaderList } from './message.ts';
 import type { Hop } from './transaction/common.ts';
 import { resolveUri } from './target.ts';
 import type { TargetPolicy } from './target.ts';
@@ -29,7 +30,7 @@ export async function firstHop(addressed: Addressed, policy: TargetPolicy): Prom
 }
 
 /** The route set a UAC learns from a 2xx (Record-Route reversed), or a UAS from the INVITE. */
-export function routeSetOf(recordRoutes: readonly string[], role: 'uac' | 'uas', split: (v: string) => string[]): string[] {
-  const all = recordRoutes.flatMap(split);
+export function routeSetOf(recordRoutes: readonly string[], role: 'uac' | 'uas'): string[] {
+  const all = recordRoutes.flatMap(splitHeaderList);
   return role === 'uac' ? all.reverse() : all;
 }

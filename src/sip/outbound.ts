@@ -119,7 +119,7 @@ function dialogFrom(core: SipCore, options: PlaceCallOptions, res: SipResponse, 
     remoteSeq: null,
     // A 2xx without Contact is broken; the Request-URI is the best guess for in-dialog requests.
     remoteTarget: contact ? formatUri(parseNameAddr(contact).uri) : invite.uri,
-    routeSet: routeSetOf(res.headers.getAll('Record-Route'), 'uac', splitHeaderList),
+    routeSet: routeSetOf(res.headers.getAll('Record-Route'), 'uac'),
     localContact: invite.headers.get('Contact') ?? '',
     localSdp: options.sdpOffer,
     remoteSdp: res.body.toString('utf8'),

@@ -13,6 +13,8 @@ export interface Received {
 export interface RawPeer {
   port: number;
   received: Received[];
+  /** Called for every message as it arrives (to answer at once, like a real peer). */
+  onMessage: ((r: Received) => void) | null;
   send(msg: SipMessage | Buffer | string, port: number, address?: string): void;
   /** Waits until `count` received messages match. */
   waitFor(match: (m: SipMessage) => boolean, count?: number, timeoutMs?: number): Promise<Received[]>;
@@ -24,17 +26,21 @@ export async function rawPeer(): Promise<RawPeer> {
   const received: Received[] = [];
   const waiters = new Set<() => void>();
   sock.on('message', (buf, rinfo) => {
+    let r: Received;
     try {
-      received.push({ msg: parseMessage(buf), at: performance.now(), from: { address: rinfo.address, port: rinfo.port } });
+      r = { msg: parseMessage(buf), at: performance.now(), from: { address: rinfo.address, port: rinfo.port } };
     } catch {
       return;
     }
+    received.push(r);
+    peer.onMessage?.(r);
     for (const w of [...waiters]) w();
   });
   await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
-  return {
+  const peer: RawPeer = {
     port: sock.address().port,
     received,
+    onMessage: null,
     send(msg, port, address = '127.0.0.1') {
       const wire = Buffer.isBuffer(msg) ? msg : typeof msg === 'string' ? Buffer.from(msg) : serializeMessage(msg);
       sock.send(wire, port, address);
@@ -59,6 +65,7 @@ export async function rawPeer(): Promise<RawPeer> {
     },
     close: () => new Promise<void>((resolve) => sock.close(() => resolve())),
   };
+  return peer;
 }
 
 export const isRequest = (method: string) => (m: SipMessage): m is SipRequest => m.kind === 'request' && m.method === method;

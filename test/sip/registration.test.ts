@@ -15,23 +15,26 @@ describe('registration', () => {
   let endpoint: SipEndpoint;
   let registrar: RawPeer;
   const trunk = () => ({ hostname: '127.0.0.1', port: registrar.port, transport: 'udp' as const, username: 'alice', password: 'pw' });
-  /** Answers the n-th REGISTER (1-based) with what `script` returns. */
+  /**
+   * Answers the n-th REGISTER (1-based, counted by CSeq so that retransmissions get the same
+   * answer again) at once, back where it came from, with what `script` returns.
+   */
   const answer = (script: (req: SipRequest, n: number) => [number, string, Record<string, string>?]): void => {
-    // Answers go back where each REGISTER came from (rport), whichever endpoint sent it.
-    let n = 0;
-    let handled = 0;
-    const tick = setInterval(() => {
-      const regs = registrar.received.filter((r) => isRequest('REGISTER')(r.msg));
-      for (; handled < regs.length; handled++) {
-        const req = regs[handled]?.msg as SipRequest;
-        const [status, reason, headers] = script(req, ++n);
-        const from = regs[handled]?.from ?? { port: endpoint.port };
-        registrar.send(reply(req, status, reason, { toTag: 'reg', headers: headers ?? {} }), from.port);
-      }
-    }, 2);
-    cleanups.push(() => clearInterval(tick));
+    const answers = new Map<string, [number, string, Record<string, string>?]>();
+    registrar.onMessage = ({ msg, from }) => {
+      if (!isRequest('REGISTER')(msg)) return;
+      const cseq = msg.headers.get('CSeq') ?? '';
+      if (!answers.has(cseq)) answers.set(cseq, script(msg, answers.size + 1));
+      const [status, reason, headers] = answers.get(cseq) ?? [500, 'Server Error'];
+      registrar.send(reply(msg, status, reason, { toTag: 'reg', headers: headers ?? {} }), from.port);
+    };
   };
-  const cleanups: Array<() => void> = [];
+  /** Each distinct REGISTER once (retransmissions left out). */
+  const registers = (): SipRequest[] => {
+    const seen = new Map<string, SipRequest>();
+    for (const r of registrar.received) if (isRequest('REGISTER')(r.msg)) seen.set(r.msg.headers.get('CSeq') ?? '', r.msg);
+    return [...seen.values()];
+  };
   const until = async (states: RegistrationState[], predicate: (s: RegistrationState[]) => boolean, what: string): Promise<void> => {
     await within((async () => {
       while (!predicate(states)) await new Promise((r) => setTimeout(r, 5));
@@ -43,29 +46,26 @@ describe('registration', () => {
   });
   after(async () => endpoint?.close());
   beforeEach(async () => (registrar = await rawPeer()));
-  afterEach(async () => {
-    for (const c of cleanups.splice(0)) c();
-    await registrar.close();
-  });
+  afterEach(async () => registrar.close());
 
   it('reports a refusal, retries with growing waits, and registers for what the Contact was granted', async () => {
     answer((req, n) => (n <= 2 ? [403, 'Forbidden'] : [200, 'OK', { Contact: `${req.headers.get('Contact') ?? ''};expires=30` }]));
     const states: RegistrationState[] = [];
-    const reg = endpoint.register({ trunk: trunk(), expires: 600, retry: { initialMs: 40, maxMs: 1000 }, onState: (s) => states.push(s) });
+    const at: number[] = [];
+    const reg = endpoint.register({ trunk: trunk(), expires: 600, retry: { initialMs: 40, maxMs: 1000 }, onState: (s) => (states.push(s), at.push(performance.now())) });
     try {
       await until(states, (s) => s.some((x) => x.state === 'registered'), 'registered');
       assert.deepEqual(states.map((s) => [s.state, s.lastStatusCode]), [
         ['registering', null], ['failed', 403], ['registering', 403], ['failed', 403], ['registering', 403], ['registered', 200],
       ]);
       assert.equal(states.at(-1)?.expiresAt?.toISOString(), '2026-11-23T10:00:30.000Z', 'granted 30 s, not the 600 asked for');
-      const times = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).map((r) => r.at);
-      const [, g1 = 0, g2 = 0] = times.map((t, i) => t - (times[i - 1] ?? t));
-      assert.ok(g1 >= 40 - 1 && g2 >= 80 - 1, `backoff gaps ${g1}, ${g2}`);
+      // From each failure to the next attempt: the backoff (timers never fire early).
+      const [g1 = 0, g2 = 0] = [(at[2] ?? 0) - (at[1] ?? 0), (at[4] ?? 0) - (at[3] ?? 0)];
+      assert.ok(g1 >= 40 - 1 && g2 >= 80 - 1, `backoff waits ${g1}, ${g2}`);
     } finally {
       await reg.stop();
     }
-    const last = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).at(-1)?.msg as SipRequest;
-    assert.equal(last.headers.get('Expires'), '0', 'stop() removes the binding');
+    assert.equal(registers().at(-1)?.headers.get('Expires'), '0', 'stop() removes the binding');
     assert.equal(reg.state.state, 'unregistered');
   });
 
@@ -75,11 +75,10 @@ describe('registration', () => {
     const reg = endpoint.register({ trunk: trunk(), expires: 60, onState: (s) => states.push(s) });
     try {
       await until(states, (s) => s.some((x) => x.state === 'registered'), 'registered');
-      const asked = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).map((r) => r.msg.headers.get('Expires'));
-      assert.deepEqual(asked, ['60', '120']);
+      assert.deepEqual(registers().map((r) => r.headers.get('Expires')), ['60', '120']);
       assert.equal(reg.state.expiresAt?.toISOString(), '2026-11-23T10:01:30.000Z');
-      const cseqs = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).map((r) => r.msg.headers.get('CSeq'));
-      assert.deepEqual(cseqs, ['1 REGISTER', '2 REGISTER'], 'one Call-ID, CSeq counting up');
+      assert.deepEqual(registers().map((r) => r.headers.get('CSeq')), ['1 REGISTER', '2 REGISTER'], 'one Call-ID, CSeq counting up');
+      assert.equal(new Set(registers().map((r) => r.headers.get('Call-ID'))).size, 1);
     } finally {
       await reg.stop();
     }
@@ -96,8 +95,7 @@ describe('registration', () => {
       await until(states, (s) => s.some((x) => x.state === 'registered'), 'registered');
       await within(own.close(), 5000, 'close');
       assert.equal(reg.state.state, 'unregistered');
-      const last = registrar.received.filter((r) => isRequest('REGISTER')(r.msg)).at(-1)?.msg;
-      assert.equal(last?.headers.get('Expires'), '0');
+      assert.equal(registers().at(-1)?.headers.get('Expires'), '0');
     } finally {
       await silent.close();
     }

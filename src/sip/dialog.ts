@@ -156,6 +156,8 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
   handleRequest(req: SipRequest, tx: ServerTransaction): void {
     const seq = seqOf(req);
     const reply = (status: number, options: ResponseOptions = {}): void => tx.respond(makeResponse(req, status, options));
+    // After the call ended only a transfer's NOTIFYs still belong here.
+    if (this.#state === 'terminated' && req.method !== 'NOTIFY') return reply(481);
     if (this.#remoteSeq !== null && seq <= this.#remoteSeq) {
       reply(500, { reason: 'CSeq Out of Order' });
       return;
@@ -253,16 +255,24 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
   }
 
   abandon(reason: string): void {
+    this.#refers.closeAll();
     this.#end({ by: 'error', reason });
   }
 
   /** Blind transfer: REFER with Refer-To `target` (a SIP or tel URI). */
   async refer(target: string, options: { timeoutMs?: number } = {}): Promise<ReferResult> {
     if (!/^(sips?|tel):[^\s<>]+$/i.test(target)) throw new TypeError(`invalid transfer target ${JSON.stringify(target)}`);
-    const { res, seq } = await this.request('REFER', [['Refer-To', `<${target}>`], ['Referred-By', this.init.localUri], ['Contact', this.init.localContact]]);
+    const subscription = this.#refers.open(options.timeoutMs ?? REFER_TIMEOUT_MS);
+    let res: SipResponse;
+    try {
+      ({ res } = await this.request('REFER', [['Refer-To', `<${target}>`], ['Referred-By', this.init.localUri], ['Contact', this.init.localContact]], undefined, (seq) => subscription.sentWith(seq)));
+    } catch (err) {
+      subscription.cancel();
+      throw err;
+    }
     const accepted = res.status >= 200 && res.status < 300;
-    const outcome = accepted ? this.#refers.track(seq, options.timeoutMs ?? REFER_TIMEOUT_MS) : Promise.resolve(null);
-    return { status: res.status, reason: res.reason, accepted, outcome };
+    if (!accepted) subscription.cancel();
+    return { status: res.status, reason: res.reason, accepted, outcome: accepted ? subscription.outcome : Promise.resolve(null) };
   }
 
   /** OPTIONS inside the dialog: is the far end still there? Resolves with its status. */
@@ -271,7 +281,7 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
   }
 
   /** Sends one request inside the dialog, answering a digest challenge once. */
-  async request(method: string, headers: Array<[string, string]> = [], body?: { type: string; data: Buffer }): Promise<{ res: SipResponse; seq: number }> {
+  async request(method: string, headers: Array<[string, string]> = [], body?: { type: string; data: Buffer }, onSeq?: (seq: number) => void): Promise<{ res: SipResponse; seq: number }> {
     const addressed = addressRequest(this.#remoteTarget, this.#routeSet);
     this.#hop ??= firstHop(addressed, this.core.policy);
     const hop = await this.#hop;
@@ -287,6 +297,7 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
         ...headers,
       ];
       const req = newRequest(method, addressed.requestUri, fields, body);
+      onSeq?.(seq);
       round?.authorize(req);
       const res = await this.core.transactions.request(this.core.stamp(req, hop), hop);
       if (round?.challenged(res)) continue;
@@ -299,8 +310,9 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
   #end(end: DialogEnd): void {
     if (this.#state === 'terminated') return;
     this.#state = 'terminated';
-    this.core.unregisterDialog(this.key);
-    this.#refers.closeAll();
+    // A transfer's subscription outlives the call (RFC 6665 §4.5.2): the far end often hangs
+    // up once the transfer worked, and its last NOTIFY may come after the BYE.
+    void this.#refers.drained().then(() => this.core.unregisterDialog(this.key));
     this.emit('ended', end);
     this.#resolveEnded(end);
   }

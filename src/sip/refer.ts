@@ -20,53 +20,81 @@ export interface ReferResult {
   outcome: Promise<ReferProgress | null>;
 }
 
-interface Pending {
+interface Subscription {
+  /** The CSeq numbers the REFER went out with (a digest retry takes a new one). */
+  ids: Set<string>;
   last: ReferProgress | null;
   settle(value: ReferProgress | null): void;
   timer: NodeJS.Timeout;
 }
 
-/** The REFER subscriptions of one dialog, keyed by the REFER's CSeq (the Event id). */
-export class ReferSubscriptions {
-  readonly #pending = new Map<string, Pending>();
+export interface OpenSubscription {
+  /** Call with each CSeq the REFER is sent with. */
+  sentWith(seq: number): void;
+  /** The REFER was refused: stop waiting. */
+  cancel(): void;
+  outcome: Promise<ReferProgress | null>;
+}
 
-  /** Starts waiting for NOTIFYs about the REFER sent with CSeq `seq`. */
-  track(seq: number, timeoutMs: number): Promise<ReferProgress | null> {
-    return new Promise((resolve) => {
-      const id = String(seq);
-      const settle = (value: ReferProgress | null): void => {
-        clearTimeout(entry.timer);
-        this.#pending.delete(id);
-        resolve(value);
-      };
-      const entry: Pending = { last: null, settle, timer: setTimeout(() => settle(entry.last), timeoutMs) };
-      this.#pending.set(id, entry);
-    });
+/**
+ * The REFER subscriptions of one dialog (RFC 3515 §2.4.6: a NOTIFY names its REFER's CSeq
+ * in the Event id). A subscription is opened before the REFER leaves, because its first
+ * NOTIFY may overtake the 202 (through a proxy with several workers, it does).
+ */
+export class ReferSubscriptions {
+  readonly #open = new Set<Subscription>();
+  #drained: Array<() => void> = [];
+
+  get pending(): number {
+    return this.#open.size;
+  }
+
+  open(timeoutMs: number): OpenSubscription {
+    let settle!: (value: ReferProgress | null) => void;
+    const outcome = new Promise<ReferProgress | null>((resolve) => (settle = resolve));
+    const sub: Subscription = {
+      ids: new Set(),
+      last: null,
+      settle: (value) => {
+        if (!this.#open.delete(sub)) return;
+        clearTimeout(sub.timer);
+        settle(value);
+        if (this.#open.size === 0) for (const done of this.#drained.splice(0)) done();
+      },
+      timer: setTimeout(() => sub.settle(sub.last), timeoutMs),
+    };
+    this.#open.add(sub);
+    return { sentWith: (seq) => sub.ids.add(String(seq)), cancel: () => sub.settle(null), outcome };
+  }
+
+  /** Resolves once no subscription is open any more. */
+  drained(): Promise<void> {
+    return this.#open.size === 0 ? Promise.resolve() : new Promise((resolve) => this.#drained.push(resolve));
   }
 
   /** Reads one NOTIFY; returns the progress to report, or null when it is not one of ours. */
   notify(req: SipRequest): ReferProgress | null {
     const event = req.headers.get('Event') ?? '';
     if (!/^\s*refer\b/i.test(event)) return null;
-    const id = headerParams(`x${event.slice(event.indexOf(';') === -1 ? event.length : event.indexOf(';'))}`).get('id');
-    // Without an id the NOTIFY is about the first REFER of the dialog (RFC 3515 §2.4.6).
-    const key = id ?? this.#pending.keys().next().value;
-    const entry = key === undefined ? undefined : this.#pending.get(key);
-    if (!entry) return null;
+    const semi = event.indexOf(';');
+    const id = semi === -1 ? undefined : headerParams(`x${event.slice(semi)}`).get('id') ?? undefined;
+    // Without an id the NOTIFY is about the first REFER of the dialog.
+    const sub = [...this.#open].find((s) => (id === undefined ? true : s.ids.has(id)));
+    if (!sub) return null;
     const frag = parseSipfrag(req.body);
     const terminated = /^\s*terminated/i.test(req.headers.get('Subscription-State') ?? '');
     const progress: ReferProgress = {
-      status: frag?.status ?? entry.last?.status ?? 0,
-      reason: frag?.reason ?? entry.last?.reason ?? '',
+      status: frag?.status ?? sub.last?.status ?? 0,
+      reason: frag?.reason ?? sub.last?.reason ?? '',
       final: terminated || (frag !== null && frag.status >= 200),
     };
-    entry.last = progress;
-    if (progress.final) entry.settle(progress);
+    sub.last = progress;
+    if (progress.final) sub.settle(progress);
     return progress;
   }
 
-  /** Resolves every waiting outcome with what it has (the dialog ended). */
+  /** Resolves every waiting outcome with what it has. */
   closeAll(): void {
-    for (const entry of [...this.#pending.values()]) entry.settle(entry.last);
+    for (const sub of [...this.#open]) sub.settle(sub.last);
   }
 }

@@ -121,3 +121,41 @@ export function bestCorrelation(reference: Int16Array, recording: Int16Array): {
   }
   return result;
 }
+
+/**
+ * Normalised cross-correlation judged per `segmentMs` of the reference's speech, each piece
+ * aligned on its own within ±`maxShiftMs` of where the whole aligns, and averaged weighted
+ * by the piece's energy (silent pieces say nothing). Jitter buffers may shift audio by whole
+ * frames when they refill or trim; this still demands the same waveform, piece by piece.
+ */
+export function segmentedCorrelation(reference: Int16Array, recording: Int16Array, segmentMs = 500, maxShiftMs = 300): number {
+  const { lag } = bestCorrelation(reference, recording);
+  const seg = segmentMs * 8;
+  const shift = maxShiftMs * 8;
+  const { start, end } = speechSpan(reference);
+  let sum = 0;
+  let weights = 0;
+  for (let at = start; at < end; at += seg) {
+    const piece = reference.subarray(at, Math.min(at + seg, end));
+    let energy = 0;
+    for (const s of piece) energy += s * s;
+    if (piece.length < seg / 4 || energy === 0) continue;
+    // Placements of the piece around where it should be: a grid every 4 samples that runs
+    // through the expected place (speech decorrelates within a few samples), then exact.
+    const expected = at + lag;
+    const lo = Math.max(0, expected - shift);
+    const hi = Math.min(recording.length - piece.length, expected + shift);
+    let best = { correlation: 0, at: Math.min(Math.max(expected, lo), hi) };
+    for (let p = expected - Math.floor((expected - lo) / 4) * 4; p <= hi; p += 4) {
+      const c = correlationAt(piece, recording, p);
+      if (c > best.correlation) best = { correlation: c, at: p };
+    }
+    for (let p = Math.max(lo, best.at - 4); p <= Math.min(hi, best.at + 4); p++) {
+      const c = correlationAt(piece, recording, p);
+      if (c > best.correlation) best = { correlation: c, at: p };
+    }
+    sum += best.correlation * energy;
+    weights += energy;
+  }
+  return weights === 0 ? 0 : sum / weights;
+}

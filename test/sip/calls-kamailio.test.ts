@@ -15,7 +15,7 @@ import { RtpPortPool } from '../../src/sip/rtp/ports.ts';
 import type { RtpSession } from '../../src/sip/rtp/session.ts';
 import { SdpNegotiationError } from '../../src/sip/sdp.ts';
 import type { Trunk } from '../../src/sip/target.ts';
-import { bestCorrelation, readWav, speechSpan, speechWav } from '../helpers/audio.ts';
+import { readWav, segmentedCorrelation, speechSpan, speechWav } from '../helpers/audio.ts';
 import { startBaresip } from '../helpers/baresip.ts';
 import type { Baresip } from '../helpers/baresip.ts';
 import { startKamailio } from '../helpers/kamailio.ts';
@@ -25,9 +25,12 @@ import { startSipp } from '../helpers/sipp.ts';
 
 const DID = '+15550199';
 
-/** The same speech must come out: correlation of at least 0.9, speech length within 5 %. */
+/**
+ * The same speech must come out: normalised cross-correlation of at least 0.9 (judged per half
+ * second, see segmentedCorrelation) and the speech lasting within 5 % of the original.
+ */
 function assertSameSpeech(reference: Int16Array, recording: Int16Array, what: string): void {
-  const { correlation } = bestCorrelation(reference, recording);
+  const correlation = segmentedCorrelation(reference, recording);
   assert.ok(correlation >= 0.9, `${what}: correlation ${correlation.toFixed(3)} < 0.9`);
   const a = speechSpan(reference);
   const b = speechSpan(recording);
@@ -96,7 +99,10 @@ describe('calls through Kamailio with baresip and sipp', () => {
     assert.deepEqual(await within(result.dialog.ended, 10_000, 'BYE from the phone'), { by: 'remote', reason: 'BYE' });
     const recording = await p.recordings();
     assertSameSpeech(ours, (await readWav(recording.heard)).pcm, 'what the phone heard');
-    assertSameSpeech(theirs.pcm, heard(), 'what we heard');
+    // Against what baresip actually sent (its encoder's input), which is its file unless
+    // its own audio thread stumbled on a loaded machine.
+    assertSameSpeech((await readWav(recording.sent)).pcm, heard(), 'what we heard');
+    assertSameSpeech(theirs.pcm, heard(), 'what we heard against the file');
     const stats = session.stats();
     assert.ok(stats.packetsSent >= ours.length / 160 - 1 && stats.packetsReceived > 100, JSON.stringify(stats));
     await within((async () => {
@@ -151,7 +157,7 @@ describe('calls through Kamailio with baresip and sipp', () => {
       await p.waitEvent('CALL_CLOSED');
       const recording = await p.recordings();
       assertSameSpeech(ours, (await readWav(recording.heard)).pcm, 'what the phone heard');
-      assertSameSpeech(theirs.pcm, heard(), 'what we heard');
+      assertSameSpeech((await readWav(recording.sent)).pcm, heard(), 'what we heard');
     });
   });
 
@@ -269,10 +275,11 @@ describe('calls through Kamailio with baresip and sipp', () => {
           });
         });
       });
+      const inUse = pool.inUse;
       const s = await startSipp({ scenario: 'uac-nocodec.xml', remote: `127.0.0.1:${k.udpPort}`, service: DID });
       try {
         assert.ok((await within(refused, 10_000, 'offer')) instanceof SdpNegotiationError);
-        assert.equal(pool.inUse, 0);
+        assert.equal(pool.inUse, inUse);
         const { code, log } = await within(s.done, 10_000, 'sipp');
         assert.equal(code, 0, log);
       } finally {

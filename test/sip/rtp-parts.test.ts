@@ -213,13 +213,14 @@ describe('RTP port pool', () => {
 });
 
 describe('pacer', () => {
-  it('ticks on a fixed grid: each tick is due at start + n * interval', async () => {
+  it('ticks on a fixed grid: tick n runs at start + n * interval or later, in order, none lost or early', async () => {
     const ticks: Array<{ index: number; at: number }> = [];
     let started = 0;
+    let pacer!: Pacer;
     await within(new Promise<void>((resolve) => {
-      const pacer = new Pacer(10, ({ index }) => {
+      pacer = new Pacer(10, ({ index }) => {
         ticks.push({ index, at: performance.now() });
-        if (index === 10) {
+        if (index >= 10) {
           pacer.stop();
           resolve();
         }
@@ -227,7 +228,11 @@ describe('pacer', () => {
       started = performance.now();
       pacer.start();
     }), 5000, 'ten ticks');
-    assert.deepEqual(ticks.map((t) => t.index), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    ticks.forEach((t) => assert.ok(t.at - started >= t.index * 10 - 1, `tick ${t.index} early`));
+    // A loaded machine may hold the loop for more than 10 intervals: those ticks are counted as skipped.
+    assert.equal(ticks.length + pacer.skipped, ticks.at(-1)?.index);
+    ticks.forEach((t, i) => {
+      assert.ok(i === 0 || t.index > (ticks[i - 1]?.index ?? 0), 'in order');
+      assert.ok(t.at - started >= t.index * 10 - 1, `tick ${t.index} early`);
+    });
   });
 });

@@ -72,16 +72,6 @@ export function envelope<T>(request: FastifyRequest, data: T, message?: string) 
   };
 }
 
-/**
- * The success envelope around `data` that is already JSON text (a cached read shape that was
- * built by the resource's mapping function, so it holds exactly the schema's fields).
- */
-export function sendJsonEnvelope(request: FastifyRequest, reply: FastifyReply, dataJson: string) {
-  return reply
-    .type('application/json; charset=utf-8')
-    .send(`{"success":true,"data":${dataJson},"timestamp":"${stamp(request)}","traceId":${JSON.stringify(request.id)}}`);
-}
-
 export function sendCreated<T>(request: FastifyRequest, reply: FastifyReply, location: string, data: T) {
   return reply.code(201).header('location', location).send(envelope(request, data, 'Created'));
 }

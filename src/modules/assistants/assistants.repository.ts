@@ -27,27 +27,6 @@ export function toAssistant(row: Selectable<AssistantTable>): Assistant {
   };
 }
 
-const READ_CACHE_SIZE = 2_000;
-
-/**
- * The read shape as JSON, remembered per row version: every write bumps `version` and
- * `updated_at`, so a cached text is only used for exactly the row it was made from. The hottest
- * read then skips parsing the extension and hook JSON and serialising the result again. Each
- * app makes its own cache (nothing is shared between app instances).
- */
-export function createReadCache(): (row: Selectable<AssistantTable>) => string {
-  const cache = new Map<string, { stamp: string; json: string }>();
-  return (row) => {
-    const stamp = `${row.version}|${row.updated_at}`;
-    const hit = cache.get(row.id);
-    if (hit?.stamp === stamp) return hit.json;
-    const json = JSON.stringify(toAssistant(row));
-    if (cache.size >= READ_CACHE_SIZE && !hit) cache.delete(cache.keys().next().value as string);
-    cache.set(row.id, { stamp, json });
-    return json;
-  };
-}
-
 export function findAssistant(db: Executor, kind: Kind, organizationId: string, id: string) {
   return db
     .selectFrom('assistants')

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readCounter } from '../../db/counters.ts';
 import { prepared } from '../../db/prepared.ts';
-import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendJsonEnvelope } from '../../http/envelope.ts';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
-import { assistantCounter, createReadCache, etagOf, toAssistant, type Kind } from './assistants.repository.ts';
+import { assistantCounter, etagOf, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
 
@@ -30,7 +30,6 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const write = { auth: { scope: 'organization', permission: `${plural}:write` } } as const;
   const { db } = app.ctx;
   const { kysely } = db;
-  const assistantJsonCached = createReadCache();
   const findOne = prepared(db, (organizationId: string, id: string) =>
     kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id),
   );
@@ -68,7 +67,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     const row = await findOne(organizationId, id);
     if (!row) throw notFound(Title);
     reply.header('etag', etagOf(row));
-    return sendJsonEnvelope(request, reply, assistantJsonCached(row));
+    return envelope(request, toAssistant(row));
   });
 
   app.put(ITEM, {

@@ -6,7 +6,7 @@ import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, orgPath } from '../../http/schemas.ts';
-import { normalizeE164 } from '../tasks/phone.ts';
+import { checkNumber } from '../tasks/phone.ts';
 import { findSipCredential } from './sip-credentials.repository.ts';
 import { findSipNumber, sipNumberCounter, toSipNumber } from './sip-numbers.repository.ts';
 import { SipNumber, SipNumberParams, SipNumberWrite } from './sip-numbers.schemas.ts';
@@ -22,10 +22,8 @@ type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The E.164 form of the body's number, or a 400 naming `number`. */
 function e164Of(body: SipNumberWrite): string {
-  const number = normalizeE164(body.number);
-  if (!number) {
-    throw badRequest('Invalid number', [{ path: 'number', message: 'must be an E.164 number with its country code, such as +4930123456' }]);
-  }
+  const { number, problem } = checkNumber(body.number, 'own');
+  if (problem !== undefined) throw badRequest('Invalid number', [{ path: 'number', message: problem }]);
   return number;
 }
 

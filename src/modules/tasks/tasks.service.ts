@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.ts';
 import { bumpCounter } from '../../db/counters.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
-import { normalizeE164 } from './phone.ts';
+import { checkNumber } from './phone.ts';
 import { moveTask, taskCounter, findTask, windowOfRow } from './tasks.repository.ts';
 import type { AgentTaskCreate, TaskStatus } from './tasks.schemas.ts';
 import { nextOpening, windowProblems, type TaskWindow } from './window.ts';
@@ -28,9 +28,8 @@ function windowOfBody(body: AgentTaskCreate): TaskWindow {
 
 function problemsOf(body: AgentTaskCreate, prefix: string): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  if (!normalizeE164(body.targetNumber)) {
-    problems.push({ path: `${prefix}targetNumber`, message: 'must be an E.164 number such as +4930123456 (spaces, dashes, dots and parentheses are ignored)' });
-  }
+  const target = checkNumber(body.targetNumber, 'dial');
+  if (target.problem) problems.push({ path: `${prefix}targetNumber`, message: target.problem });
   const window = windowOfBody(body);
   problems.push(...windowProblems(window).map((p) => ({ ...p, path: prefix + p.path })));
   if (JSON.stringify(body.userValues ?? {}).length > MAX_USER_VALUES) {
@@ -60,7 +59,7 @@ export async function createTasks(deps: TaskDeps, organizationId: string, agentI
       agent_id: agentId,
       status,
       user_values: JSON.stringify(body.userValues ?? {}),
-      target_number: normalizeE164(body.targetNumber) as string,
+      target_number: checkNumber(body.targetNumber, 'dial').number as string,
       allowed_hours_begin: window.allowedHoursBegin,
       allowed_hours: window.allowedHours,
       only_weekdays: window.onlyWeekdays ? 1 : 0,

@@ -18,8 +18,8 @@ export type Edit<Read, Write> = (current: Read) => Write;
 type Fields = Record<string, unknown>;
 
 /** The same value for a read-only field: instants compare as instants, ids whatever their case. */
-function sameValue(schema: TSchema | undefined, given: unknown, stored: unknown): boolean {
-  const format = (schema)?.format;
+function sameValue(schema: { format?: string } | undefined, given: unknown, stored: unknown): boolean {
+  const format = schema?.format;
   if (typeof given === 'string' && typeof stored === 'string') {
     if (format === 'date-time') return Date.parse(given) === Date.parse(stored);
     if (format === 'uuid') return given.toLowerCase() === stored.toLowerCase();

@@ -27,6 +27,25 @@ function sameValue(schema: { format?: string } | undefined, given: unknown, stor
   return isDeepStrictEqual(given, stored);
 }
 
+/** Does the schema take null (a nullable field: `T | null`)? */
+function acceptsNull(schema: unknown): boolean {
+  const s = schema as { type?: unknown; anyOf?: unknown[] } | undefined;
+  return s?.type === 'null' || (Array.isArray(s?.type) && s.type.includes('null')) || (Array.isArray(s?.anyOf) && s.anyOf.some(acceptsNull));
+}
+
+/**
+ * The patch merged into the current read shape (RFC 7396). A top-level field the patch removes
+ * (`null`) that the PUT takes as null becomes null: the read shape always carries such a field
+ * (`telephoneNumberId: null` is "no number"), and a PUT leaving it out may mean "keep it".
+ */
+export function mergePatch(current: Fields, patch: Fields, put: TObject): Fields {
+  const merged = jsonMergePatch.apply<Fields>(structuredClone(current), patch);
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === null && acceptsNull(put.properties[field])) merged[field] = null;
+  }
+  return merged;
+}
+
 /**
  * The body without the read-only fields a GET returned (id, createdAt, organizationId…), so that
  * GET-edit-PUT works: each may be sent back as it was read, and any other value is a 400 naming it.
@@ -113,12 +132,12 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
   }, async (request) => {
     const patch = request.body as Fields;
     await update(request.params, request.headers, (current) => {
-      const merged = jsonMergePatch.apply(structuredClone(current), patch) as unknown;
+      const merged = mergePatch(current, patch, Put);
       if (check(merged) !== true) {
         const errors = (check as { errors?: Parameters<typeof validationDetails>[0] | null }).errors ?? [];
         throw badRequest('The patched resource is not valid', validationDetails(errors));
       }
-      return strip(merged as Fields, current);
+      return strip(merged, current);
     });
     return envelope(request, null, 'Updated');
   });

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { prepared } from '../../db/prepared.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendJsonEnvelope } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
 import { updateRoutes } from '../../http/updates.ts';
-import { createReadCache, etagOf, listAssistants, toAssistant, type Kind } from './assistants.repository.ts';
+import { createReadCache, etagOf, listAssistants, preparedFind, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
 
@@ -31,9 +30,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const { db } = app.ctx;
   const { kysely } = db;
   const assistantJsonCached = createReadCache();
-  const findOne = prepared(db, (organizationId: string, id: string) =>
-    kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id),
-  );
+  const findOne = preparedFind(db, kind);
   // The id parameter's name depends on the kind, so TypeBox types the params as a record.
   const ids = (params: Record<string, string | undefined>) => ({ organizationId: params.organizationId ?? '', id: params[idParam] ?? '' });
 

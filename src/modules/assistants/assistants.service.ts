@@ -7,7 +7,7 @@ import { readJson } from '../../db/values.ts';
 import type { AllowList } from '../../egress/policy.ts';
 import { AppError, badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
 import type { Edit } from '../../http/updates.ts';
-import { deleteAssistantRow, etagOf, findAssistant, insertAssistant, toAssistant, type Kind } from './assistants.repository.ts';
+import { deleteAssistantRow, etagOf, findAssistant, insertAssistant, toAssistant, updateAssistantRow, type Kind } from './assistants.repository.ts';
 import type { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { mergeExtensions, mergeHooks, type StoredExtension, type StoredHook } from './items.ts';
 
@@ -84,24 +84,17 @@ export async function updateAssistant(deps: AssistantDeps, kind: Kind, organizat
     const hooks = mergeHooks(readJson<StoredHook[]>(row.call_event_hooks), body.callEventHooks, mergeContext(deps, at));
     const updated = await deps.db.transaction().execute(async (trx) => {
       await checkReferences(deps, trx, organizationId, body);
-      const result = await trx
-        .updateTable('assistants')
-        .set({
-          name: body.name,
-          system_prompt: body.systemPrompt,
-          system_prompt_greeting: body.systemPromptGreeting,
-          strategy_id: body.llmAudioContentGenerationStrategyId,
-          // Optional in the interface: left out keeps the number, null removes it.
-          ...(body.telephoneNumberId !== undefined ? { telephone_number_id: body.telephoneNumberId } : {}),
-          extensions: JSON.stringify(extensions),
-          call_event_hooks: JSON.stringify(hooks),
-          version: row.version + 1,
-          updated_at: at,
-        })
-        .where('id', '=', id)
-        .where('version', '=', row.version)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return updateAssistantRow(trx, id, row.version, {
+        name: body.name,
+        system_prompt: body.systemPrompt,
+        system_prompt_greeting: body.systemPromptGreeting,
+        strategy_id: body.llmAudioContentGenerationStrategyId,
+        // Optional in the interface: left out keeps the number, null removes it.
+        ...(body.telephoneNumberId !== undefined ? { telephone_number_id: body.telephoneNumberId } : {}),
+        extensions: JSON.stringify(extensions),
+        call_event_hooks: JSON.stringify(hooks),
+        updated_at: at,
+      });
     });
     if (updated) return;
     if (ifMatch !== undefined) throw new AppError(412, 'The resource changed while this update ran');

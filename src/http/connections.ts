@@ -2,6 +2,13 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
+/** All of a request's headers must arrive within this long (or the request timeout, if shorter). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A connection that neither sends nor reads for this long is closed. */
+export const CONNECTION_IDLE_MS = 60_000;
+/** How often Node looks for requests past their header or request timeout (its default is 30 s). */
+export const TIMEOUT_SWEEP_MS = 1_000;
+
 export interface ConnectionLimits {
   /** Open connections one client address may hold; more are closed at once. */
   perAddress: number;

@@ -6,12 +6,14 @@ export const ERROR_CODES = {
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  408: 'REQUEST_TIMEOUT',
   409: 'CONFLICT',
   412: 'PRECONDITION_FAILED',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'IDEMPOTENCY_KEY_REUSED',
   429: 'RATE_LIMITED',
+  431: 'HEADERS_TOO_LARGE',
   500: 'INTERNAL',
   503: 'UNAVAILABLE',
 } as const;
@@ -87,20 +89,25 @@ export function validationDetails(errors: AjvError[]): ErrorDetail[] {
   });
 }
 
-function errorBody(request: FastifyRequest, status: ErrorStatus, message: string, details: ErrorDetail[]) {
+/** The error envelope; every error the service answers has this shape. */
+export function errorEnvelope(error: AppError, traceId: string, at: Date) {
   return {
     success: false,
-    message,
+    message: error.message,
     data: null,
-    // The router's own errors can come before the app is decorated; fall back to the system clock there.
-    timestamp: (request.server?.ctx?.clock.now() ?? new Date()).toISOString(),
-    traceId: request.id,
-    error: { code: ERROR_CODES[status], details },
+    timestamp: at.toISOString(),
+    traceId,
+    error: { code: error.code, details: error.details },
   };
 }
 
+function errorBody(request: FastifyRequest, error: AppError) {
+  // The router's own errors can come before the app is decorated; fall back to the system clock there.
+  return errorEnvelope(error, request.id, request.server?.ctx?.clock.now() ?? new Date());
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError) {
-  return reply.code(error.status).send(errorBody(request, error.status, error.message, error.details));
+  return reply.code(error.status).send(errorBody(request, error));
 }
 
 /** Fastify's own errors, mapped by their stable code, never by message text. */

@@ -1,5 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { databaseTrouble } from './db-errors.ts';
+import { DiskFullAlarm, databaseTrouble } from './db-errors.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** When a write last failed on a full disk (/readyz reports it). */
+    diskFull: DiskFullAlarm;
+  }
+}
 
 export const ERROR_CODES = {
   400: 'VALIDATION_FAILED',
@@ -164,6 +171,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
+  app.decorate('diskFull', new DiskFullAlarm());
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : (fromFastifyError(error) ?? fromDatabaseError(error));
     if (known) return sendError(request, reply, known);
@@ -171,6 +179,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (trouble) {
       // Not our bug: the database is away, full or overloaded. Say so, and when to try again.
       request.log.error({ err: error, trouble: trouble.reason }, trouble.reason === 'disk_full' ? 'database write failed: the disk is full' : `database ${trouble.reason}`);
+      if (trouble.reason === 'disk_full') app.diskFull.note(app.ctx.clock.now());
       reply.header('retry-after', '5');
       return sendError(request, reply, new AppError(503, trouble.reason === 'disk_full' ? 'The service cannot store data right now (disk full); try again later' : 'The database is unavailable; try again shortly'));
     }

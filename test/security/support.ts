@@ -1,7 +1,7 @@
 /** What the attack tests share: raw sockets, memory and descriptor counts, waiting for a condition. */
 import { readdirSync } from 'node:fs';
 import { get } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -108,4 +108,67 @@ export function getFrom(localAddress: string, port: number, path: string): Promi
 /** The open connections of a server. */
 export function connectionsOf(server: { getConnections(cb: (err: Error | null, count: number) => void): void }): Promise<number> {
   return new Promise((resolve, reject) => server.getConnections((err, count) => (err ? reject(err) : resolve(count))));
+}
+
+export type ProxyMode = 'open' | 'down' | 'frozen';
+
+/**
+ * A TCP proxy on loopback between the service and its database, that a test turns:
+ * `down` (the port refuses connections and open ones are cut, as when the server stops),
+ * `frozen` (connections are accepted and kept, but no byte goes through either way, as when the
+ * server hangs), or `open` again (held bytes are delivered in order).
+ */
+export interface TcpProxy {
+  port: number;
+  set(mode: ProxyMode): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let mode: ProxyMode = 'open';
+  const links = new Set<{ ends: Socket[]; held: Map<Socket, Buffer[]> }>();
+  const server = createServer((client) => {
+    const upstream = connect(target);
+    const link = { ends: [client, upstream], held: new Map<Socket, Buffer[]>([[client, []], [upstream, []]]) };
+    links.add(link);
+    const forward = (from: Socket, to: Socket) => from.on('data', (chunk: Buffer) => {
+      if (mode === 'frozen') link.held.get(to)?.push(chunk);
+      else to.write(chunk);
+    });
+    forward(client, upstream);
+    forward(upstream, client);
+    for (const end of link.ends) {
+      end.on('error', () => {});
+      end.once('close', () => {
+        links.delete(link);
+        for (const other of link.ends) other.destroy();
+      });
+    }
+  });
+  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await listen(0);
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    async set(next) {
+      if (next === mode) return;
+      const was = mode;
+      mode = next;
+      if (next === 'down') {
+        for (const link of links) for (const end of link.ends) end.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      } else if (was === 'down') {
+        await listen(port);
+      }
+      if (next === 'open') {
+        for (const link of links) {
+          for (const [to, chunks] of link.held) for (const chunk of chunks.splice(0)) to.write(chunk);
+        }
+      }
+    },
+    async close() {
+      for (const link of links) for (const end of link.ends) end.destroy();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -129,8 +129,11 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     query_timeout: timeouts.statementMs + 2_000,
     idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
   });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
+  // A client that loses its server must not crash the process: an idle one reports to the pool,
+  // one checked out between two statements (inside a transaction) to itself, and with no listener
+  // that would be an uncaught exception. Its next query fails, and the pool drops it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
 }

@@ -47,4 +47,10 @@ export function closeAfterEarlyErrors(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply) => {
     if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
   });
+  // A WebSocket upgrade takes its socket out of the HTTP server's hands (no timeouts, no
+  // keep-alive): refused before the WebSocket plugin saw it (429 from the flood guard, 503 when
+  // busy), nothing else would ever close it, and a flood of refused upgrades would hold sockets.
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.headers.upgrade !== undefined && reply.statusCode >= 400) request.raw.socket.destroy();
+  });
 }

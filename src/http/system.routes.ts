@@ -29,7 +29,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
       timer = setTimeout(() => reject(new Error('the database did not answer within a second')), READY_TIMEOUT_MS);
     });
     const { db, config, clock } = app.ctx;
-    let full = false;
+    let full: boolean;
     try {
       await Promise.race([ping(db), timeout]);
       full = app.diskFull.recent(clock.now()) || (await Promise.race([storageFull(db, config.database), timeout]));

@@ -38,9 +38,11 @@ function sizeOf(payload: unknown): number {
  *   one past `perConnectionRequests` in progress on its connection is answered 503 (a client
  *   pipelining requests without reading the answers: Node reads a whole chunk of them at once);
  * - a request that arrives while more than `totalBytes` are held is answered 503 at once;
- * - a GET whose answer would take the total past `totalBytes` gets the 503 instead of the
- *   answer (requests that arrive together all pass the first check before any is answered).
- * Answers to writes are never replaced: their change is made, and the client must learn it.
+ * - a GET answered while more than `totalBytes` are held gets the 503 instead of its answer
+ *   (requests that arrive together all pass the first check before any is answered).
+ * So the total passes `totalBytes` by one answer at most, and once it has, further requests are
+ * refused before any work is done for them. Answers to writes are never replaced: their change
+ * is made, and the client must learn it.
  */
 export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutputLimits = UNFLUSHED_OUTPUT): void {
   let total = 0;
@@ -78,7 +80,7 @@ export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutp
     if (refuseSocket(request)) return payload;
     let body = payload;
     const safe = request.method === 'GET' || request.method === 'HEAD';
-    if (safe && reply.statusCode < 300 && total + sizeOf(body) > limits.totalBytes) {
+    if (safe && reply.statusCode < 300 && total > limits.totalBytes) {
       reply.removeHeader('etag');
       reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8');
       body = JSON.stringify(errorEnvelope(busy(), request.id, app.ctx.clock.now()));

@@ -24,9 +24,9 @@ function decodedKey(raw: string): string | null {
 
 /**
  * The URL with the values of credential parameters replaced. Keys are compared as the parser
- * decodes them, in any case (`token`, `TOKEN`, `%74oken`, `to%6Ben` all reach the route as
- * `token`), and every occurrence of a repeated key is scrubbed. A key that cannot be decoded has
- * its value scrubbed too: when in doubt, the log loses a value rather than keeps a secret.
+ * decodes them (`%74oken` and `to%6Ben` reach the route as `token`), in any case (`TOKEN`), and
+ * every occurrence of a repeated key is scrubbed. A key that cannot be decoded has its value
+ * scrubbed too: when in doubt, the log loses a value rather than keeps a secret.
  */
 export function scrubUrl(url: string): string {
   const start = url.indexOf('?');

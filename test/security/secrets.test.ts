@@ -16,6 +16,8 @@ import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp }
 import { toolSchema } from '../helpers/fixtures.ts';
 import { drain, enqueue } from '../events/support.ts';
 import { callRecord, startWorld, type World } from '../calls/support/world.ts';
+import { connect } from '../calls/support/client.ts';
+import { freePort } from '../helpers/service-process.ts';
 
 /** Any spelling of a loopback address a resolver may give for `localhost`. */
 const LOOPBACK = /127\.0\.0\.1|::1\b/;
@@ -287,6 +289,37 @@ for (const dialect of DIALECTS) {
       assert.equal(record.toolInvocations[0].outcome, 'refused');
       assert.doesNotMatch(JSON.stringify(record) + JSON.stringify(client.frames) + JSON.stringify(w.llm.requests), LOOPBACK);
       assert.match(w.logs(), /localhost resolved to (127\.0\.0\.1|::1)/);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`17: a voice provider's base URL that fails to connect (${dialect})`, () => {
+    it('the call\'s error frame and record say why without the address the name resolved to', { timeout: 30_000 }, async () => {
+      // The address is allowed, so the connection is tried and refused by the socket, whose
+      // error ("connect ECONNREFUSED 127.0.0.1:port") would name the resolved address.
+      const closed = await freePort();
+      const w = await startWorld(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8,::1/128', DEEPGRAM_API_KEY: 'dg-key-0123456789', DEEPGRAM_BASE_URL: `http://127.0.0.1:${closed}` });
+      try {
+        const key = await w.api('POST', `${w.tenant.orgPath}/provider-credentials`, { provider: 'elevenlabs', apiKey: 'xi-key-0123456789', baseUrl: `http://localhost:${closed}` });
+        assert.equal(key.status, 201, JSON.stringify(key.body));
+        const strategy = await w.api('POST', `${w.tenant.orgPath}/llm-generation-strategies`, {
+          name: 'Own voice', type: 'text_to_speech',
+          parameters: { model: 'test-model', outputSampleRate: 16000, voice: { provider: 'elevenlabs', voiceId: 'Rachel', modelId: 'eleven_flash_v2_5' }, transcriber: { provider: 'deepgram', model: 'nova-3', language: 'en' } },
+        });
+        assert.equal(strategy.status, 201, JSON.stringify(strategy.body));
+        const assistantId = await w.createAssistant({ name: 'Greeter', systemPromptGreeting: 'Hello.', llmAudioContentGenerationStrategyId: strategy.body.data.id });
+        const call = await w.api('POST', `${w.tenant.orgPath}/assistants/${assistantId}/calls`, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } });
+        const client = await connect(call.body.data.websocketUrl);
+        const error = await client.next('error');
+        assert.match(error.message, /tts:elevenlabs failed/);
+        assert.equal((await client.next('call_ended')).reason, 'error');
+        const record = await callRecord(w, call.body.data.id);
+        assert.equal(record.failure.source, 'tts:elevenlabs');
+        assert.doesNotMatch(JSON.stringify(record) + JSON.stringify(client.frames), LOOPBACK);
+      } finally {
+        await w.close();
+      }
     });
   });
 }

@@ -10,7 +10,9 @@ import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { AuthCache } from './http/auth-cache.ts';
 import { authPlugin, type Principal } from './http/auth.ts';
-import { closeAfterEarlyErrors, limitConnections } from './http/connections.ts';
+import { limitUnflushedOutput } from './http/backpressure.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
+import { CONNECTION_IDLE_MS, HEADERS_TIMEOUT_MS, TIMEOUT_SWEEP_MS, closeAfterEarlyErrors, limitConnections } from './http/connections.ts';
 import { ErrorEnvelope } from './http/envelope.ts';
 import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { floodGuardPlugin } from './http/flood.ts';
@@ -101,13 +103,18 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors,
+    // The HTTP parser's own errors (malformed requests, headers over 16 KiB, timeouts) in our envelope too.
+    clientErrorHandler: clientErrorHandler(ctx.clock, ctx.log),
     trustProxy: config.trustProxy,
     // Slow clients: the whole request must arrive within requestTimeout, and a connection that
     // neither sends nor reads for a minute is closed (a WebSocket leaves this timeout when it upgrades).
     requestTimeout: config.requestTimeoutMs,
-    connectionTimeout: 60_000,
+    connectionTimeout: CONNECTION_IDLE_MS,
+    // Node enforces the request and header timeouts on a sweep of open connections, every 30 s
+    // by default: a slow body would then live up to 30 s past its timeout. Sweep every second.
+    http: { connectionsCheckingInterval: TIMEOUT_SWEEP_MS },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.server.headersTimeout = Math.min(10_000, config.requestTimeoutMs);
+  app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs);
   limitConnections(app.server, { perAddress: config.maxConnectionsPerAddress, total: config.maxConnections });
   app.decorate('ctx', ctx);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
@@ -121,6 +128,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   registerValidation(app);
   registerErrorHandling(app, trackMethods(app));
   closeAfterEarlyErrors(app);
+  limitUnflushedOutput(app);
   app.addSchema(ErrorEnvelope);
 
   await app.register(swagger, openApiOptions);

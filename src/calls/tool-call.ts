@@ -100,7 +100,7 @@ export async function callToolWebhook(send: EgressSend, tool: ToolWebhook | unde
     return { content: response.body, ok: true, statusCode: response.status, outcome: 'ok', parameters, latencyMs: Math.round(performance.now() - started) };
   } catch (error) {
     // A tool failure never ends the call: whatever broke, the LLM gets the generic string.
-    if (error instanceof EgressError) return fail(OUTCOME_BY_KIND[error.kind], null, error.message);
+    if (error instanceof EgressError) return fail(OUTCOME_BY_KIND[error.kind], null, error.detail ?? error.message);
     return fail('unreachable', null, error instanceof Error ? error.name : 'unknown error');
   }
 }

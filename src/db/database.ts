@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
@@ -40,18 +41,41 @@ function pgTypes(): pg.CustomTypesConfig {
 const STATEMENT_CACHE_SIZE = 500;
 
 /** PostgreSQL waits (docs/limits.md); migrations lift the statement timeout for their own transaction. */
-export const PG_TIMEOUTS = { connectMs: 5_000, statementMs: 15_000, idleInTransactionMs: 30_000 } as const;
+export const PG_TIMEOUTS: PgTimeouts = { connectMs: 5_000, statementMs: 15_000, idleInTransactionMs: 30_000 };
+
+export interface PgTimeouts {
+  /** For a new connection to be set up. */
+  readonly connectMs: number;
+  /** For one statement, on the server; the client gives up 2 s later (a server that no longer answers). */
+  readonly statementMs: number;
+  /** For a transaction that sits idle. */
+  readonly idleInTransactionMs: number;
+}
+
+/** What a ROLLBACK with nothing to roll back runs instead (see withStatementCache): Kysely only reads `reader` and calls `run`. */
+const NOTHING_TO_ROLL_BACK = {
+  reader: false,
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  all: () => [],
+  iterate: () => [][Symbol.iterator](),
+} as unknown as SQLite.Statement;
 
 /**
  * Kysely prepares every query anew, and preparing costs more than running a small query on
  * better-sqlite3. The queries are built from a fixed set of shapes with bound parameters, so
  * their SQL texts repeat: keep the prepared statements, least recently used out first.
+ *
+ * On some errors (SQLITE_FULL, SQLITE_IOERR, …) SQLite has already rolled the transaction back
+ * by itself; the ROLLBACK that follows would then fail with "no transaction is active" and
+ * replace the real error (a full disk would be logged as "cannot rollback"). A ROLLBACK with no
+ * transaction open is skipped, so the error that ended the transaction is the one reported.
  */
 function withStatementCache(sqlite: SQLite.Database) {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
     prepare(text: string) {
+      if (text === 'rollback' && !sqlite.inTransaction) return NOTHING_TO_ROLL_BACK;
       let statement = cache.get(text);
       if (statement) {
         cache.delete(text);
@@ -65,7 +89,7 @@ function withStatementCache(sqlite: SQLite.Database) {
   };
 }
 
-export function openDatabase(config: DatabaseConfig, options: { poolSize?: number } = {}): Db {
+export function openDatabase(config: DatabaseConfig, options: { poolSize?: number; pgTimeouts?: PgTimeouts } = {}): Db {
   if (config.dialect === 'sqlite') {
     if (config.filename !== ':memory:') {
       // The data folder 0700 and the database 0600 before SQLite opens it: its WAL and shared-memory
@@ -93,23 +117,44 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
       },
     };
   }
+  const timeouts = options.pgTimeouts ?? PG_TIMEOUTS;
   const pool = new pg.Pool({
     connectionString: config.connectionString,
     max: options.poolSize ?? 10,
     types: pgTypes(),
     // A database that is down or frozen must turn into a quick 503, not requests hanging for
     // minutes: bounded waits for a connection, for a statement, and for an idle transaction.
-    connectionTimeoutMillis: PG_TIMEOUTS.connectMs,
-    statement_timeout: PG_TIMEOUTS.statementMs,
-    query_timeout: PG_TIMEOUTS.statementMs + 2_000,
-    idle_in_transaction_session_timeout: PG_TIMEOUTS.idleInTransactionMs,
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.statementMs + 2_000,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
   });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
+  // A client that loses its server must not crash the process: an idle one reports to the pool,
+  // one checked out between two statements (inside a transaction) to itself, and with no listener
+  // that would be an uncaught exception. Its next query fails, and the pool drops it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
 }
 
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);
+}
+
+/** Free space below this on the database's filesystem counts as full: SQLite needs room for its WAL. */
+const MIN_FREE_BYTES = 1024 * 1024;
+
+/**
+ * Whether an embedded database can take no more data: its filesystem is out of space, or the
+ * file is at its page limit with no free page left. (PostgreSQL's disk is the server's: a full
+ * one is known from the errors writes get, see the error handler.)
+ */
+export async function storageFull(db: Db, config: DatabaseConfig): Promise<boolean> {
+  if (db.dialect !== 'sqlite' || config.dialect !== 'sqlite' || config.filename === ':memory:') return false;
+  const space = await statfs(dirname(config.filename));
+  if (space.bavail * space.bsize < MIN_FREE_BYTES) return true;
+  // The page limit is a setting of the connection that writes, so it is read there.
+  const pragma = async (name: string) => Number(Object.values((await sql.raw(`pragma ${name}`).execute(db.kysely)).rows[0] ?? {})[0]);
+  return (await pragma('page_count')) >= (await pragma('max_page_count')) && (await pragma('freelist_count')) === 0;
 }

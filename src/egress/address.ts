@@ -103,3 +103,21 @@ export function embeddedIPv4(address: string): { kind: IPv4Embedding; ipv4: stri
   if (ip.match(SIX_TO_FOUR)) return { kind: '6to4', ipv4: ipv4Of(g1, g2) };
   return null;
 }
+
+// Candidates for hideAddresses: a dotted quad, or hex groups with at least two colons (an
+// IPv6 address, possibly followed by ":port" as Node's socket errors write it), each then
+// confirmed by isIP so that ordinary text is left alone.
+const ADDRESS_LIKE = /\[?(?:[0-9a-f]{0,4}:){2,8}[0-9a-f]{0,4}(?:\.\d{1,3}){0,3}\]?|\b\d{1,3}(?:\.\d{1,3}){3}\b/gi;
+
+/**
+ * Text meant for a tenant without the IP addresses in it. Socket errors name the address a
+ * host name resolved to ("connect ECONNREFUSED 10.1.2.3:443"); a tenant who chose the name
+ * must not learn internal DNS answers that way. Each address becomes "(address hidden)".
+ */
+export function hideAddresses(text: string): string {
+  return text.replace(ADDRESS_LIKE, (match) => {
+    const bare = match.replace(/^\[|\]$/g, '');
+    const withoutPort = bare.replace(/:\d{1,5}$/, '');
+    return isIP(bare) || isIP(withoutPort) ? '(address hidden)' : match;
+  });
+}

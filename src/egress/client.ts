@@ -9,6 +9,9 @@
 // Error messages are built only from our own templates plus hostname/port and
 // error codes: header values, bodies and URL paths/queries (which may carry
 // tokens) are never echoed, and the underlying error is not attached as `cause`.
+// Messages reach tenants (a delivery's lastError), so they never name the address
+// a host name resolved to: that would let a tenant read internal DNS answers.
+// The address and the policy's reason are kept in `detail`, for the log only.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { Pool, buildConnector } from 'undici';
 import { parseHostLiteral } from './address.ts';
@@ -22,11 +25,14 @@ export class EgressError extends Error {
   readonly kind: EgressFailureKind;
   /** Low-level code (ECONNREFUSED, UND_ERR_..., or a policy category) when there is one. */
   readonly code: string | undefined;
-  constructor(kind: EgressFailureKind, message: string, code?: string) {
+  /** For the log, never for a tenant: what the message leaves out (the resolved address, the policy's reason). */
+  readonly detail: string | undefined;
+  constructor(kind: EgressFailureKind, message: string, code?: string, detail?: string) {
     super(message);
     this.name = 'EgressError';
     this.kind = kind;
     this.code = code;
+    this.detail = detail;
   }
 }
 
@@ -112,8 +118,8 @@ export async function resolveEgressTarget(rawUrl: string, allow: AllowList, look
   for (const ip of addresses) {
     const verdict = checkAddress(ip.address, allow);
     if (!verdict.allowed) {
-      const via = literal ? '' : ` (resolved to ${ip.address})`;
-      throw new EgressError('refused_address', `egress to ${hostname}${via} refused: ${verdict.reason}`, verdict.category);
+      const via = literal ? '' : ` resolved to ${ip.address}:`;
+      throw new EgressError('refused_address', `egress to ${hostname} refused by the egress policy`, verdict.category, `${hostname}${via} ${verdict.reason}`);
     }
   }
   return { url, hostname, addresses };

@@ -2,6 +2,13 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
+/** All of a request's headers must arrive within this long (or the request timeout, if shorter). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A connection that neither sends nor reads for this long is closed. */
+export const CONNECTION_IDLE_MS = 60_000;
+/** How often Node looks for requests past their header or request timeout (its default is 30 s). */
+export const TIMEOUT_SWEEP_MS = 1_000;
+
 export interface ConnectionLimits {
   /** Open connections one client address may hold; more are closed at once. */
   perAddress: number;
@@ -39,5 +46,11 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
 export function closeAfterEarlyErrors(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply) => {
     if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+  });
+  // A WebSocket upgrade takes its socket out of the HTTP server's hands (no timeouts, no
+  // keep-alive): refused before the WebSocket plugin saw it (429 from the flood guard, 503 when
+  // busy), nothing else would ever close it, and a flood of refused upgrades would hold sockets.
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.headers.upgrade !== undefined && reply.statusCode >= 400) request.raw.socket.destroy();
   });
 }

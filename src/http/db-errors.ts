@@ -21,3 +21,22 @@ export function databaseTrouble(err: unknown): DatabaseTrouble | null {
   if (/Connection terminated|connection is closed|Client has encountered a connection error/i.test(text)) return { reason: 'unreachable' };
   return null;
 }
+
+/** How long after a write failed for lack of space /readyz still reports the disk full. */
+export const DISK_FULL_MEMORY_MS = 60_000;
+
+/**
+ * Remembers when a write last failed because the disk was full (one per app), so /readyz can
+ * say so: PostgreSQL's disk is the server's, and its fullness is only known from such errors.
+ */
+export class DiskFullAlarm {
+  private at: number | null = null;
+
+  note(now: Date): void {
+    this.at = now.getTime();
+  }
+
+  recent(now: Date): boolean {
+    return this.at !== null && now.getTime() - this.at < DISK_FULL_MEMORY_MS;
+  }
+}

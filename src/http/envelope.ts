@@ -50,14 +50,16 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   403: 'The token may not do this on this vendor or organization (FORBIDDEN)',
   404: 'The vendor, organization or resource does not exist within your scope (NOT_FOUND)',
   405: 'The path exists, but not with this method; Allow lists those it has (METHOD_NOT_ALLOWED)',
+  408: 'The request did not arrive whole within the request timeout; the connection is closed (REQUEST_TIMEOUT)',
   409: 'The current state forbids it (in use, a duplicate, still running…), or an Idempotency-Key request is still running (CONFLICT)',
   412: 'If-Match does not match the current ETag: read the resource again (PRECONDITION_FAILED)',
   413: 'The body is larger than 1 MiB (PAYLOAD_TOO_LARGE)',
   415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE)',
   422: 'This Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED)',
   429: 'Too many requests; Retry-After says when to try again (RATE_LIMITED)',
+  431: 'The request headers are larger than 16 KiB; the connection is closed (HEADERS_TOO_LARGE)',
   500: 'A fault of the service; the log has the cause under this traceId (INTERNAL)',
-  503: 'The database is unavailable; Retry-After says when to try again (UNAVAILABLE)',
+  503: 'The database is unavailable, or the service is busy sending answers slow clients have not read; Retry-After says when to try again (UNAVAILABLE)',
 };
 
 /** The error envelope, described for one status. */

@@ -1,5 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { databaseTrouble } from './db-errors.ts';
+import { DiskFullAlarm, databaseTrouble } from './db-errors.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** When a write last failed on a full disk (/readyz reports it). */
+    diskFull: DiskFullAlarm;
+  }
+}
 
 export const ERROR_CODES = {
   400: 'VALIDATION_FAILED',
@@ -7,12 +14,14 @@ export const ERROR_CODES = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
+  408: 'REQUEST_TIMEOUT',
   409: 'CONFLICT',
   412: 'PRECONDITION_FAILED',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'IDEMPOTENCY_KEY_REUSED',
   429: 'RATE_LIMITED',
+  431: 'HEADERS_TOO_LARGE',
   500: 'INTERNAL',
   503: 'UNAVAILABLE',
 } as const;
@@ -88,20 +97,25 @@ export function validationDetails(errors: AjvError[]): ErrorDetail[] {
   });
 }
 
-function errorBody(request: FastifyRequest, status: ErrorStatus, message: string, details: ErrorDetail[]) {
+/** The error envelope; every error the service answers has this shape. */
+export function errorEnvelope(error: AppError, traceId: string, at: Date) {
   return {
     success: false,
-    message,
+    message: error.message,
     data: null,
-    // The router's own errors can come before the app is decorated; fall back to the system clock there.
-    timestamp: (request.server?.ctx?.clock.now() ?? new Date()).toISOString(),
-    traceId: request.id,
-    error: { code: ERROR_CODES[status], details },
+    timestamp: at.toISOString(),
+    traceId,
+    error: { code: error.code, details: error.details },
   };
 }
 
+function errorBody(request: FastifyRequest, error: AppError) {
+  // The router's own errors can come before the app is decorated; fall back to the system clock there.
+  return errorEnvelope(error, request.id, request.server?.ctx?.clock.now() ?? new Date());
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError) {
-  return reply.code(error.status).send(errorBody(request, error.status, error.message, error.details));
+  return reply.code(error.status).send(errorBody(request, error));
 }
 
 /** Fastify's own errors, mapped by their stable code, never by message text. */
@@ -162,6 +176,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
  * the path exists with other methods (`methodsOf`), else a 404.
  */
 export function registerErrorHandling(app: FastifyInstance, methodsOf: (path: string) => string[]): void {
+  app.decorate('diskFull', new DiskFullAlarm());
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : (fromFastifyError(error) ?? fromDatabaseError(error));
     if (known) return sendError(request, reply, known);
@@ -169,6 +184,7 @@ export function registerErrorHandling(app: FastifyInstance, methodsOf: (path: st
     if (trouble) {
       // Not our bug: the database is away, full or overloaded. Say so, and when to try again.
       request.log.error({ err: error, trouble: trouble.reason }, trouble.reason === 'disk_full' ? 'database write failed: the disk is full' : `database ${trouble.reason}`);
+      if (trouble.reason === 'disk_full') app.diskFull.note(app.ctx.clock.now());
       reply.header('retry-after', '5');
       return sendError(request, reply, new AppError(503, trouble.reason === 'disk_full' ? 'The service cannot store data right now (disk full); try again later' : 'The database is unavailable; try again shortly'));
     }

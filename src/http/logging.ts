@@ -10,9 +10,35 @@ export const REDACT_PATHS = [
   ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]),
 ];
 
-/** Query parameters that carry credentials (the single-use WebSocket call token). */
-function scrubUrl(url: string): string {
-  return url.replace(/([?&](?:token|access_token)=)[^&]*/gi, '$1[Redacted]');
+/** Query parameters that carry credentials (the single-use WebSocket call token), by their decoded name. */
+const SECRET_QUERY_KEYS = new Set(['token', 'access_token']);
+
+/** A query key as the query-string parser will read it: `+` is a space, percent escapes decoded. */
+function decodedKey(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The URL with the values of credential parameters replaced. Keys are compared as the parser
+ * decodes them (`%74oken` and `to%6Ben` reach the route as `token`), in any case (`TOKEN`), and
+ * every occurrence of a repeated key is scrubbed. A key that cannot be decoded has its value
+ * scrubbed too: when in doubt, the log loses a value rather than keeps a secret.
+ */
+export function scrubUrl(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const pairs = url.slice(start + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=');
+    if (equals < 0) return pair;
+    const key = decodedKey(pair.slice(0, equals));
+    const secret = key === null || SECRET_QUERY_KEYS.has(key.toLowerCase().replace(/\[\]$/, ''));
+    return secret ? `${pair.slice(0, equals)}=[Redacted]` : pair;
+  });
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
 }
 
 export function loggerOptions(level: string): LoggerOptions {

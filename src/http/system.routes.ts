@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ping } from '../db/database.ts';
+import { ping, storageFull } from '../db/database.ts';
 import { Envelope, envelope, errorResponse } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { databaseTrouble } from './db-errors.ts';
@@ -35,15 +35,26 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('the database did not answer within a second')), READY_TIMEOUT_MS);
     });
+    const { db, config, clock } = app.ctx;
+    let full: boolean;
     try {
-      await Promise.race([ping(app.ctx.db), timeout]);
+      await Promise.race([ping(db), timeout]);
+      full = app.diskFull.recent(clock.now()) || (await Promise.race([storageFull(db, config.database), timeout]));
     } catch (err) {
       const trouble = databaseTrouble(err);
       request.log.warn({ err, trouble: trouble?.reason }, 'readiness check failed');
-      reply.header('retry-after', '5');
-      throw new AppError(503, trouble?.reason === 'disk_full' ? 'Database unavailable: the disk is full' : 'Database unreachable');
+      full = trouble?.reason === 'disk_full';
+      if (!full) {
+        reply.header('retry-after', '5');
+        throw new AppError(503, 'Database unreachable');
+      }
     } finally {
       clearTimeout(timer);
+    }
+    if (full) {
+      request.log.error('readiness check: the database disk is full');
+      reply.header('retry-after', '5');
+      throw new AppError(503, 'Database unavailable: the disk is full');
     }
     return envelope(request, { status: 'ready' });
   });

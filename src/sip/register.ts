@@ -215,6 +215,9 @@ export async function registerCheck(input: RegisterCheckInput, deps: RegisterChe
   log?.debug({ hostname, transport: input.transport, resolved: targets.length, allowed: allowed.length }, 'sip register: resolved');
   if (allowed.length === 0) throw refusal ?? new EgressRefusedError(hostname, 'no address');
 
+  // The caller named a host; the reason it reads back never names what that host resolved to
+  // (a tenant must not learn internal DNS answers). The log above and below keeps the addresses.
+  const reveal = (result: RegisterCheckResult): RegisterCheckResult => ({ ...result, reason: hideAddresses(result.reason, targets, hostname) });
   let lastError: SipTransportError | null = null;
   for (const target of allowed) {
     let flow: SipFlow | null = null;
@@ -228,7 +231,7 @@ export async function registerCheck(input: RegisterCheckInput, deps: RegisterChe
         ...(deps.timers ? { timers: deps.timers } : {}),
       });
       log?.debug({ address: target.address, port: target.port, transport: input.transport }, 'sip register: sending');
-      return await checkOne(flow, request, deps, started, timeoutMs);
+      return reveal(await checkOne(flow, request, deps, started, timeoutMs));
     } catch (err) {
       if (err instanceof SipTimeoutError) return fail(null, 'timeout');
       if (!(err instanceof SipTransportError)) throw err;
@@ -238,5 +241,10 @@ export async function registerCheck(input: RegisterCheckInput, deps: RegisterChe
       flow?.close();
     }
   }
-  return fail(null, lastError?.message ?? 'no reachable address');
+  return reveal(fail(null, lastError?.message ?? 'no reachable address'));
+}
+
+/** `text` with every resolved address replaced by the host name it was resolved from. */
+function hideAddresses(text: string, targets: readonly ResolvedTarget[], hostname: string): string {
+  return targets.reduce((out, t) => (t.address === hostname ? out : out.replaceAll(t.address, hostname)), text);
 }

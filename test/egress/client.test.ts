@@ -66,7 +66,9 @@ void test('refused targets never reach the server (no socket is even created)', 
   for (const url of [`http://127.0.0.1:${t.port}/`, `http://0x7f.1:${t.port}/`, `http://[::ffff:127.0.0.1]:${t.port}/`, `http://mixed.test:${t.port}/`]) {
     const err = await failure(e.request({ ...base, url }));
     assert.equal(err.kind, 'refused_address', url);
-    assert.match(err.message, /loopback/);
+    assert.match(err.detail ?? '', /loopback/);
+    // The message may reach a tenant: it never names the address a name resolved to.
+    if (url.includes('mixed.test')) assert.doesNotMatch(err.message, /127\.0\.0\.1|::1|loopback/);
   }
   // mixed.test: its allowed ::1 answer is not dialled either, because 127.0.0.1 is refused.
   assert.equal(socketsCreated, before);

@@ -6,7 +6,7 @@ import { buildApp, type AppOptions } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createContext, type Context } from '../../src/context.ts';
-import { openDatabase, type Db, type Dialect } from '../../src/db/database.ts';
+import { openDatabase, type Db, type Dialect, type PgTimeouts } from '../../src/db/database.ts';
 import { loggerOptions } from '../../src/http/logging.ts';
 import { createTestDatabase, type TestDatabase } from './dialects.ts';
 
@@ -31,17 +31,22 @@ export interface TestAppOptions extends Pick<AppOptions, 'dialer' | 'onRoute' | 
   reuse?: Pick<TestApp, 'database' | 'config'>;
   /** The log level the app logs at (its lines are kept for logs()). */
   logLevel?: string;
+  /** Wraps the app's database (a test that counts the queries an attack costs). */
+  wrapDb?: (db: Db) => Db;
+  /** Shorter PostgreSQL waits than the service's (a test of a database that stopped answering). */
+  pgTimeouts?: PgTimeouts;
 }
 
 /** A fresh migrated app on a fresh database of the dialect, as the service builds itself. */
 export async function buildTestApp(dialect: Dialect, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const { reuse, clock, logLevel = 'warn', ...appOptions } = options;
+  const { reuse, clock, logLevel = 'warn', wrapDb, pgTimeouts, ...appOptions } = options;
   const database = reuse?.database ?? (await createTestDatabase(dialect));
   const config = reuse?.config ?? loadConfig(
     { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: logLevel, ...env },
     { database: database.config, secretKey: randomBytes(32) },
   );
-  const db = openDatabase(config.database, { poolSize: 5 });
+  const opened = openDatabase(config.database, { poolSize: 5, ...(pgTimeouts ? { pgTimeouts } : {}) });
+  const db = wrapDb ? wrapDb(opened) : opened;
   const lines: string[] = [];
   const stream = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(chunk.toString('utf8')); done(); } });
   const log = pino({ ...loggerOptions(logLevel) }, stream);

@@ -1,6 +1,7 @@
 /** A real `parley serve` child process on loopback, for the tests that SIGKILL one. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PARLEY } from './cli.ts';
 
 export function freePort(): Promise<number> {
@@ -17,26 +18,54 @@ export interface ServiceProcess {
   base: string;
 }
 
-/** Starts `parley serve` with the environment given (PORT included) and waits until /healthz answers. */
+/** How long `parley serve` may take to answer /healthz; generous, it only fails a broken start. */
+const START_TIMEOUT_MS = 20_000;
+/** The end of the child's stderr kept for the error message of a failed start. */
+const STDERR_TAIL = 4_000;
+
+/**
+ * Starts `parley serve` with the environment given (PORT included) and waits until /healthz
+ * answers. A start that fails in any way (the child exits, never answers, cannot be spawned)
+ * kills the child and waits for it to be gone before throwing, so no test leaves one behind;
+ * and a child still running when this test process exits is killed with it.
+ */
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [...PARLEY, 'serve'], {
     env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', ...env },
-    stdio: 'ignore',
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.off('exit', reap));
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-STDERR_TAIL); });
+
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code, signal) => reject(new Error(`service exited with ${code ?? signal}`)));
+    child.once('error', reject);
+  });
+  exited.catch(() => undefined); // observed below; a later exit must not be an unhandled rejection
   const base = `http://127.0.0.1:${env.PORT}`;
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`service exited with ${code}`))));
-  for (let i = 0; i < 400; i++) {
-    const up = await Promise.race([fetch(`${base}/healthz`).then((r) => r.ok, () => false), exited]);
-    if (up) return { child, base };
-    await new Promise((r) => setTimeout(r, 50));
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  try {
+    while (Date.now() < deadline) {
+      const healthz = fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(async (r) => {
+        await r.body?.cancel();
+        return r.ok;
+      }, () => false);
+      if (await Promise.race([healthz, exited])) return { child, base };
+      await sleep(50);
+    }
+    throw new Error(`service did not answer /healthz within ${START_TIMEOUT_MS / 1000} s`);
+  } catch (err) {
+    await kill(child);
+    throw new Error(`${(err as Error).message}${stderr ? `; its stderr ended with:\n${stderr}` : ''}`, { cause: err });
   }
-  child.kill('SIGKILL');
-  throw new Error('service did not start within 20 s');
 }
 
-/** SIGKILL, and wait until the process is gone. */
+/** SIGKILL, and wait until the process is gone (at once when it never started or already ended). */
 export async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   await gone;

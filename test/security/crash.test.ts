@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -19,8 +20,16 @@ for (const dialect of DIALECTS) {
         const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
         return { status: res.status, body: (await res.json()) as { data: { id: string } }, location: res.headers.get('location') };
       };
-      let service = (await startService({ ...env, PARLEY_ADMIN_TOKEN: ADMIN })).child;
+      // Every child this test starts is killed in `finally`, whichever step failed (startService
+      // itself kills a child that did not come up).
+      const started: ChildProcess[] = [];
+      const start = async () => {
+        const { child } = await startService({ ...env, PARLEY_ADMIN_TOKEN: ADMIN });
+        started.push(child);
+        return child;
+      };
       try {
+        const service = await start();
         const vendor = await post('/api/v1/vendors', { name: 'Crash' });
         const org = await post(`/api/v1/vendors/${vendor.body.data.id}/organizations`, { name: 'Crash org' });
         const orgPath = org.location as string;
@@ -55,7 +64,7 @@ for (const dialect of DIALECTS) {
           sqlite.close();
         }
 
-        service = (await startService({ ...env, PARLEY_ADMIN_TOKEN: ADMIN })).child;
+        await start();
         const missing: string[] = [];
         for (const location of acknowledged) {
           const res = await fetch(base + location, { headers });
@@ -63,7 +72,7 @@ for (const dialect of DIALECTS) {
         }
         assert.deepEqual(missing, [], 'acknowledged creates lost');
       } finally {
-        await kill(service);
+        await Promise.all(started.map(kill));
         await database.drop();
       }
     });

@@ -1,3 +1,4 @@
+import { hideAddresses } from '../../egress/address.ts';
 import type { Pacer } from '../../voice/pacer.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
@@ -21,13 +22,17 @@ export interface PipelineParts {
   fallbackTts(): Promise<TtsSession>;
 }
 
-/** A provider's failure as the record keeps it: which provider, its status, its words (never a key). */
+/**
+ * A provider's failure as the record keeps it: which provider, its status, its words (never a
+ * key, and never an IP address: the record is the tenant's, and a socket error names the
+ * address its base URL's name resolved to).
+ */
 export function providerFailure(source: string, error: unknown): CallFailure {
   const { statusCode, message } = (error ?? {}) as { statusCode?: unknown; message?: unknown };
   return {
     source,
     statusCode: typeof statusCode === 'number' ? statusCode : null,
-    message: typeof message === 'string' && message ? message.slice(0, 300) : 'the provider failed',
+    message: typeof message === 'string' && message ? hideAddresses(message).slice(0, 300) : 'the provider failed',
   };
 }
 

@@ -9,7 +9,7 @@ import { openVoice, VoiceOpenError } from '../../calls/voice/attach.ts';
 import type { VoiceKit } from '../../calls/voice/kit.ts';
 import type { ResolveAccess } from './voice-plan.ts';
 import { responses } from '../../http/envelope.ts';
-import { notFound, unauthorized } from '../../http/errors.ts';
+import { badRequest, notFound, unauthorized } from '../../http/errors.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { loadCallSetup } from './call-setup.ts';
 import { callRecorder, connectCall, type CallDeps } from './calls.service.ts';
@@ -40,6 +40,8 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
       response: responses(200, Type.Null(), [401]),
     },
     preHandler: async (request) => {
+      // A plain GET would otherwise use up the token and get an empty 404 from the WebSocket plugin.
+      if (!request.ws) throw badRequest('This endpoint speaks WebSocket only', [{ path: '(headers)', message: 'must ask to upgrade to a WebSocket (Connection: Upgrade, Upgrade: websocket)' }]);
       const { callId } = request.params;
       const row = await connectCall(deps, callId, request.query.token);
       if (!row) throw unauthorized('The call token is wrong, used or expired');

@@ -93,8 +93,10 @@ export function deliveryJobs(ctx: Context, options: DeliveryJobOptions): JobKind
       return { statusCode: res.status, latencyMs: res.latencyMs, error: res.status >= 200 && res.status < 300 ? null : httpError(res.status) };
     } catch (err) {
       if (signal.aborted) return null; // stopping: unrecorded, the lease brings it back
-      // EgressError messages name only the host and an error code; anything else is ours, and kept generic.
+      // EgressError messages name only the host and an error code (the tenant reads them as lastError);
+      // what they leave out, such as the address a refused name resolved to, goes to the log only.
       if (!(err instanceof EgressError)) log.error({ err, deliveryId: row.id }, 'webhook delivery attempt failed unexpectedly');
+      else if (err.detail) log.warn({ deliveryId: row.id, kind: err.kind, detail: err.detail }, 'webhook delivery refused');
       return { statusCode: null, latencyMs: Math.round(performance.now() - started), error: err instanceof EgressError ? err.message : 'the request could not be sent' };
     }
   }

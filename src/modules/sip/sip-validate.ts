@@ -65,10 +65,12 @@ export async function validateSipTarget(target: SipTarget, deps: { allow: AllowL
     );
   } catch (err) {
     if (!(err instanceof EgressRefusedError)) throw err;
-    deps.log.info({ address: err.address, reason: err.reason }, 'sip validate: refused by the egress policy');
+    // The log keeps the address and the reason; the tenant learns only that the policy said no,
+    // never what the name resolved to (internal DNS answers are not theirs to read).
+    deps.log.info({ hostname: target.hostname, address: err.address, reason: err.reason }, 'sip validate: refused by the egress policy');
     throw badRequest('The SIP server address is refused by the egress policy', [{
       path: 'hostname',
-      message: `resolves to ${err.address}, which the egress policy refuses (${err.reason}); nothing was sent`,
+      message: 'is refused by the egress policy (it is, or resolves to, a private, loopback, link-local or reserved address); nothing was sent',
     }]);
   }
 }

@@ -1,0 +1,110 @@
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, errorEnvelope } from './errors.ts';
+
+/**
+ * What the process holds for clients that do not read their answers (docs/limits.md). A client
+ * that asks for large pages and never reads makes Node keep each answer in memory until the
+ * kernel takes it; these caps bound that memory however many such clients there are.
+ */
+export const UNFLUSHED_OUTPUT = {
+  /** Response bytes held in all: past it, new requests are answered 503 with Retry-After before any handler runs. */
+  totalBytes: 64 * 1024 * 1024,
+  /** Response bytes held for one connection: a connection still holding more when it asks again is closed. */
+  perConnectionBytes: 8 * 1024 * 1024,
+  /** Requests one connection may have in progress at once (HTTP/1.1 pipelining); more are answered 503. */
+  perConnectionRequests: 4,
+} as const;
+
+export type UnflushedOutputLimits = { readonly [K in keyof typeof UNFLUSHED_OUTPUT]: number };
+
+const RETRY_AFTER_SECONDS = 5;
+/** Answers longer than this are handed to Node as bytes (see onSend). */
+const LARGE_STRING = 64 * 1024;
+const busy = () => new AppError(503, 'The service is busy sending earlier answers to slow clients; try again shortly');
+const pipelined = () => new AppError(503, 'Too many requests in progress on this connection; wait for the answers before asking again');
+
+function sizeOf(payload: unknown): number {
+  if (typeof payload === 'string') return Buffer.byteLength(payload);
+  if (Buffer.isBuffer(payload)) return payload.length;
+  return 0; // streams are written as they are read; Node's own backpressure holds them
+}
+
+/**
+ * Counts each response's bytes from onSend until they are flushed to the kernel (the
+ * response's `finish`) or dropped (`close`), per connection and in all, and refuses work that
+ * would grow that count without bound:
+ * - a request on a connection that still holds more than `perConnectionBytes` closes it, and
+ *   one past `perConnectionRequests` in progress on its connection is answered 503 (a client
+ *   pipelining requests without reading the answers: Node reads a whole chunk of them at once);
+ * - a request that arrives while more than `totalBytes` are held is answered 503 at once;
+ * - a GET answered while more than `totalBytes` are held gets the 503 instead of its answer
+ *   (requests that arrive together all pass the first check before any is answered).
+ * So the total passes `totalBytes` by one answer at most, and once it has, further requests are
+ * refused before any work is done for them. Answers to writes are never replaced: their change
+ * is made, and the client must learn it.
+ */
+export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutputLimits = UNFLUSHED_OUTPUT): void {
+  let total = 0;
+  const held = new WeakMap<Socket, { bytes: number; requests: number }>();
+  const of = (socket: Socket) => {
+    let entry = held.get(socket);
+    if (!entry) held.set(socket, (entry = { bytes: 0, requests: 0 }));
+    return entry;
+  };
+
+  const refuseSocket = (request: FastifyRequest): boolean => {
+    const socket = request.raw.socket;
+    const bytes = of(socket).bytes;
+    if (bytes <= limits.perConnectionBytes) return false;
+    request.log.warn({ heldBytes: bytes }, 'closing a connection that does not read its answers');
+    socket.destroy();
+    return true;
+  };
+
+  const refuse = (reply: FastifyReply, error: AppError) => {
+    reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    throw error;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (refuseSocket(request)) return reply.hijack();
+    const connection = of(request.raw.socket);
+    if (connection.requests >= limits.perConnectionRequests) return refuse(reply, pipelined());
+    connection.requests++;
+    reply.raw.once('close', () => connection.requests--);
+    if (total > limits.totalBytes) return refuse(reply, busy());
+  });
+
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (refuseSocket(request)) return payload;
+    let body = payload;
+    const safe = request.method === 'GET' || request.method === 'HEAD';
+    if (safe && reply.statusCode < 300 && total > limits.totalBytes) {
+      reply.removeHeader('etag');
+      reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8');
+      body = JSON.stringify(errorEnvelope(busy(), request.id, app.ctx.clock.now()));
+    }
+    // Node writes a string by encoding it into storage sized for the worst case (3 bytes a
+    // character) and keeps that, and the string, until the kernel takes it: a large answer as
+    // bytes is held once, at its real size.
+    if (typeof body === 'string' && body.length > LARGE_STRING) body = Buffer.from(body);
+    const socket = request.raw.socket;
+    // Nothing will be held for a client already gone, and its 'close' has passed: count nothing.
+    if (socket.destroyed || reply.raw.destroyed) return body;
+    const size = sizeOf(body);
+    const connection = of(socket);
+    total += size;
+    connection.bytes += size;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      total -= size;
+      connection.bytes -= size;
+    };
+    reply.raw.once('finish', release);
+    reply.raw.once('close', release);
+    return body;
+  });
+}

@@ -38,7 +38,7 @@ function newCall(llm: LlmServer): Harness {
   const ended = new Promise<CallEnd>((resolve) => (finished = resolve));
   const setup: CallSetup = {
     callId: crypto.randomUUID(), traceId: 'a'.repeat(32), systemPrompt: 'You answer the phone.', greeting: null, unfilled: [],
-    settings: { model: 'test-model' }, tools: [], controls: controlToolsOf(EXTENSIONS, new Set()), voice: null,
+    settings: { model: 'test-model', temperature: undefined }, tools: [], controls: controlToolsOf(EXTENSIONS, new Set()), voice: null,
   };
   const deps: SessionDeps = {
     llm: createLlm({ baseUrl: llm.baseUrl, apiKey: 'test', firstTokenMs: 5000, tokenGapMs: 5000 }),

@@ -54,6 +54,9 @@ export class CallSession {
   private idleTimer: NodeJS.Timeout | undefined;
   private maxTimer: NodeJS.Timeout | undefined;
   private markDone: () => void = () => {};
+  /** A voice call's turns wait for its voice (a key or a text frame can come before it is open), so every answer is spoken. */
+  private voiceReady: Promise<void> = Promise.resolve();
+  private markVoiceReady: () => void = () => {};
   /** Settles once the call has ended and its record is written. */
   readonly done = new Promise<void>((resolve) => (this.markDone = resolve));
 
@@ -74,6 +77,7 @@ export class CallSession {
    */
   start(transport: CallTransport, audio?: { encoding: string; sampleRate: number }): void {
     this.transport = transport;
+    if (audio) this.voiceReady = new Promise((resolve) => (this.markVoiceReady = resolve));
     const { unfilled } = this.setup;
     this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
     if (!audio) this.greet();
@@ -86,6 +90,7 @@ export class CallSession {
     if (this.ending) return void voice.close();
     this.voice = voice;
     this.greet();
+    this.markVoiceReady();
   }
 
   /** What a voice pipeline tells the session. */
@@ -169,6 +174,7 @@ export class CallSession {
   private async drain(): Promise<void> {
     this.running = true;
     try {
+      await this.voiceReady;
       for (let next = this.inbox.shift(); next !== undefined && !this.ending; next = this.inbox.shift()) {
         const { maxTurns, maxTranscriptBytes } = this.deps.limits;
         if (this.turns >= maxTurns || this.transcriptBytes + utf8(next.text) > maxTranscriptBytes) {
@@ -349,6 +355,7 @@ export class CallSession {
     clearTimeout(this.maxTimer);
     this.keys.close();
     this.abort.abort();
+    this.markVoiceReady();
     await this.voice?.close().catch(() => undefined);
     for (const out of this.announced.values()) out();
     this.announced.clear();

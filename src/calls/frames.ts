@@ -7,7 +7,7 @@ import { Compile } from 'typebox/compile';
  */
 export const END_REASONS = [
   'client_ended', 'client_disconnected', 'idle_timeout', 'max_duration', 'limit_reached', 'error',
-  'server_shutdown', 'server_lost', 'not_connected',
+  'server_shutdown', 'server_lost', 'not_connected', 'assistant_ended', 'transferred',
 ] as const;
 
 /**
@@ -15,11 +15,14 @@ export const END_REASONS = [
  * without one; `idle_timeout` / `max_duration`: a time limit; `limit_reached`: the turn or
  * transcript limit; `error`: the LLM or a provider failed; `server_shutdown`: the service
  * stopped; `server_lost`: the process holding the call died (ended by another process's sweep);
- * `not_connected`: nobody connected before the token expired.
+ * `not_connected`: nobody connected before the token expired; `assistant_ended`: the LLM called
+ * end_call; `transferred`: the LLM called transfer_call and the transport handed the caller over.
  */
 export type EndReason = (typeof END_REASONS)[number];
 
 export const MAX_USER_TEXT = 10_000;
+/** Keys a caller can press: a `dtmf` frame carries one or more of them. */
+export const DTMF_IN_PATTERN = '^[0-9*#A-D]{1,32}$';
 
 const frame = <T extends string, P extends Record<string, TSchema>>(type: T, properties: P, description: string) =>
   Type.Object({ type: Type.Literal(type), ...properties }, { additionalProperties: false, title: type, description });
@@ -27,6 +30,9 @@ const frame = <T extends string, P extends Record<string, TSchema>>(type: T, pro
 export const ClientFrames = {
   user_message: frame('user_message', { text: Type.String({ minLength: 1, maxLength: MAX_USER_TEXT, pattern: '\\S' }) }, 'What the user says (text calls)'),
   end: frame('end', {}, 'Hang up'),
+  dtmf: frame('dtmf', {
+    digits: Type.String({ pattern: DTMF_IN_PATTERN, description: 'The keys pressed, in order: 0-9, *, #, A-D (1 to 32)' }),
+  }, 'The caller pressed keys (a web phone keypad); gathered like keys on a phone call'),
 } as const;
 
 export const ServerFrames = {
@@ -51,6 +57,9 @@ export const ServerFrames = {
   tool_result: frame('tool_result', {
     id: Type.String(), name: Type.String(), ok: Type.Boolean(), statusCode: Type.Union([Type.Integer(), Type.Null()]), latencyMs: Type.Integer(),
   }, 'The tool webhook answered (or failed)'),
+  dtmf: frame('dtmf', {
+    digits: Type.String({ description: 'The keys of one gathered entry, e.g. 42#' }),
+  }, 'The caller pressed keys: gathered until 1.5 s without a key, or #; the LLM gets them as a user turn'),
   call_ended: frame('call_ended', { reason: Type.String({ enum: [...END_REASONS] }) }, 'Last frame; the socket closes after it'),
   error: frame('error', { message: Type.String() }, 'A refused frame (the call goes on) or, before call_ended, why the call fails'),
 } as const;
@@ -87,6 +96,8 @@ export function parseClientFrame(raw: string): ClientFrame | { error: string } {
   if (unknown) return { error: `Unknown field "${unknown.instancePath.slice(1).slice(0, 64)}" in ${value.type as string}` };
   const [first] = errors;
   const field = first?.instancePath ? `"${first.instancePath.slice(1).slice(0, 64)}" ` : '';
-  const message = first?.keyword === 'minLength' || first?.keyword === 'pattern' ? 'must be a non-empty string' : (first?.message ?? 'is invalid');
+  const keys = value.type === 'dtmf' && (first?.keyword === 'pattern' || first?.keyword === 'type');
+  const message = keys ? 'must be 1 to 32 keys of 0-9, *, #, A-D'
+    : first?.keyword === 'minLength' || first?.keyword === 'pattern' ? 'must be a non-empty string' : (first?.message ?? 'is invalid');
   return { error: `Invalid ${value.type as string} frame: ${field}${message}` };
 }

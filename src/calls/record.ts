@@ -1,4 +1,6 @@
 import type { Clock } from '../clock.ts';
+import type { ControlTool, ControlType } from './control-tools.ts';
+import type { Timers } from './dtmf.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
@@ -12,7 +14,8 @@ export interface Log {
 }
 
 export interface TranscriptEntry {
-  role: 'assistant' | 'user';
+  /** `dtmf`: keys the caller pressed, gathered into one entry; `text` is the keys (`42#`). */
+  role: 'assistant' | 'user' | 'dtmf';
   text: string;
   at: string;
   /** Assistant: ms from the end of the user's turn to the first output of this answer. */
@@ -31,6 +34,9 @@ export interface ToolInvocation {
   latencyMs: number;
   outcome: ToolOutcome;
   at: string;
+  /** A call-control tool: its type, and what the LLM was told (our own words: a transfer's outcome, the keys sent). */
+  type?: ControlType;
+  result?: string;
 }
 
 /** A line of the call's log, appended as the call runs. */
@@ -70,6 +76,8 @@ export interface CallSetup {
   unfilled: string[];
   settings: LlmSettings;
   tools: ToolWebhook[];
+  /** The assistant's call-control tools (each offered when the call's transport can do it). */
+  controls: ControlTool[];
   /** A voice call's plan; null for a text call. */
   voice: VoicePlan | null;
 }
@@ -92,6 +100,11 @@ export interface SessionDeps {
   log: Log;
   limits: SessionLimits;
   recorder: CallRecorder;
+  /**
+   * Timers of the session's DTMF gathering (the voice kit's pacer clock in the app); the system's
+   * when absent. Not the injected Clock: it tells the time but schedules nothing.
+   */
+  timers?: Timers;
 }
 
 /** A call ended by a client or a limit is completed once the user said something, else abandoned. */

@@ -1,10 +1,12 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { DispatchResult } from './dispatch.ts';
+import { DtmfGather, dtmfText, systemTimers } from './dtmf.ts';
 import type { EndReason, ServerFrame } from './frames.ts';
 import { describeLlmFailure } from './llm.ts';
 import {
   outcomeOf, type CallFailure, type CallLogEntry, type CallSetup, type SessionDeps, type ToolInvocation, type TranscriptEntry,
 } from './record.ts';
-import type { ToolCallRequest, ToolCallResult } from './tool-call.ts';
+import type { ToolCallRequest } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
 import { historyWindow, runTurn, type TurnHost } from './turn.ts';
 import type { CallVoice, VoiceHost } from './voice/voice.ts';
@@ -20,13 +22,15 @@ export const APOLOGY = 'Sorry, something went wrong on our side. Please call aga
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
  * the idle, total, turn and transcript limits, and the record, appended as the call runs.
  * A voice call (attachVoice) speaks what the LLM writes and keeps in its transcript and
- * history what the caller heard. Ending is idempotent and aborts whatever runs.
+ * history what the caller heard. Keys the caller presses are gathered into turns of their own.
+ * Ending is idempotent and aborts whatever runs.
  */
 export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   readonly toolInvocations: ToolInvocation[] = [];
   private readonly messages: ChatCompletionMessageParam[] = [];
-  private readonly inbox: { text: string; endedAt: number }[] = [];
+  /** User turns waiting to be answered; `dtmf` marks gathered keys (recorded as such). */
+  private readonly inbox: { text: string; endedAt: number; dtmf?: string }[] = [];
   private readonly pending: CallLogEntry[] = [];
   private readonly abort = new AbortController();
   private turnAbort = new AbortController();
@@ -42,18 +46,26 @@ export class CallSession {
   private speaking: { id: string; write: { delta(text: string): void; end(): void } } | null = null;
   private readonly spokenMessage = new Map<string, ChatCompletionMessageParam>();
   private readonly latency = new Map<string, number>();
+  /** Sentences said outside the LLM's stream (end_call, transfer_call), each until it went out. */
+  private readonly announced = new Map<string, () => void>();
+  private readonly keys: DtmfGather;
   private ending: Promise<void> | null = null;
   private saving: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
   private maxTimer: NodeJS.Timeout | undefined;
   private markDone: () => void = () => {};
+  /** A voice call's turns wait for its voice (a key or a text frame can come before it is open), so every answer is spoken. */
+  private voiceReady: Promise<void> = Promise.resolve();
+  private markVoiceReady: () => void = () => {};
   /** Settles once the call has ended and its record is written. */
   readonly done = new Promise<void>((resolve) => (this.markDone = resolve));
 
   constructor(
     private readonly setup: CallSetup,
     private readonly deps: SessionDeps,
-  ) {}
+  ) {
+    this.keys = new DtmfGather(deps.timers ?? systemTimers, (keys) => this.keysGathered(keys));
+  }
 
   get callId(): string {
     return this.setup.callId;
@@ -65,6 +77,7 @@ export class CallSession {
    */
   start(transport: CallTransport, audio?: { encoding: string; sampleRate: number }): void {
     this.transport = transport;
+    if (audio) this.voiceReady = new Promise((resolve) => (this.markVoiceReady = resolve));
     const { unfilled } = this.setup;
     this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
     if (!audio) this.greet();
@@ -77,6 +90,7 @@ export class CallSession {
     if (this.ending) return void voice.close();
     this.voice = voice;
     this.greet();
+    this.markVoiceReady();
   }
 
   /** What a voice pipeline tells the session. */
@@ -99,10 +113,31 @@ export class CallSession {
   }
 
   userMessage(text: string, endedAt = performance.now()): void {
+    this.enqueue({ text, endedAt });
+  }
+
+  /**
+   * The caller pressed a key (the SIP transport calls this for each RFC 4733 event or SIP INFO,
+   * the WebSocket for each key of a `dtmf` frame). A key while the assistant speaks is a
+   * barge-in; keys are gathered (src/calls/dtmf.ts) into one user turn. Not a keypad key: ignored.
+   */
+  dtmf(digit: string): void {
+    if (this.ending || !this.keys.press(digit)) return;
+    this.touch();
+    if (this.voice?.speaking) this.bargeIn();
+  }
+
+  private keysGathered(keys: string): void {
+    if (this.ending) return;
+    this.emit({ type: 'dtmf', digits: keys });
+    this.enqueue({ text: dtmfText(keys), endedAt: performance.now(), dtmf: keys });
+  }
+
+  private enqueue(turn: { text: string; endedAt: number; dtmf?: string }): void {
     if (this.ending) return;
     this.touch();
     if (this.inbox.length >= MAX_WAITING) return this.emit({ type: 'error', message: 'Too many messages waiting; wait for the answer' });
-    this.inbox.push({ text, endedAt });
+    this.inbox.push(turn);
     if (!this.running) void this.drain();
   }
 
@@ -139,6 +174,7 @@ export class CallSession {
   private async drain(): Promise<void> {
     this.running = true;
     try {
+      await this.voiceReady;
       for (let next = this.inbox.shift(); next !== undefined && !this.ending; next = this.inbox.shift()) {
         const { maxTurns, maxTranscriptBytes } = this.deps.limits;
         if (this.turns >= maxTurns || this.transcriptBytes + utf8(next.text) > maxTranscriptBytes) {
@@ -150,7 +186,7 @@ export class CallSession {
         this.turns++;
         this.turnStartedAt = next.endedAt;
         this.turnAbort = new AbortController();
-        this.log({ role: 'user', text: next.text, at: this.now() });
+        this.log(next.dtmf ? { role: 'dtmf', text: next.dtmf, at: this.now() } : { role: 'user', text: next.text, at: this.now() });
         this.messages.push({ role: 'user', content: next.text });
         await runTurn(this.turnHost());
         this.speaking?.write.end();
@@ -176,6 +212,10 @@ export class CallSession {
       send: this.deps.send,
       settings: this.setup.settings,
       tools: this.setup.tools,
+      controls: this.setup.controls,
+      control: this.transport?.control,
+      speak: (text) => this.announce(text),
+      apply: (effect) => void this.end(effect.end),
       toolContext: {
         callId: this.callId, traceId: this.setup.traceId, clock: this.deps.clock, signal: this.abort.signal,
         transport: this.transport?.info ?? { type: 'websocket' },
@@ -218,8 +258,21 @@ export class CallSession {
     this.voice?.say(id, text);
   }
 
+  /** A whole sentence outside the LLM's stream (end_call, transfer_call); resolves once it went out, or was cut. */
+  private announce(text: string): Promise<void> {
+    if (this.ending) return Promise.resolve();
+    if (!this.voice) return Promise.resolve(this.say(text));
+    this.emit({ type: 'assistant_message', text });
+    const id = `u${++this.utterances}`;
+    const out = new Promise<void>((resolve) => this.announced.set(id, resolve));
+    this.voice.say(id, text);
+    return out;
+  }
+
   /** Voice: an utterance is over; the transcript and the history keep what the caller heard. */
   private spoken(id: string, heard: string, interrupted: boolean): void {
+    this.announced.get(id)?.();
+    this.announced.delete(id);
     const message = this.spokenMessage.get(id);
     this.spokenMessage.delete(id);
     if (interrupted) {
@@ -245,9 +298,11 @@ export class CallSession {
     this.turnStartedAt = null;
   }
 
-  private recordTool(call: ToolCallRequest, result: ToolCallResult): void {
-    const { ok, statusCode, latencyMs, outcome } = result;
+  private recordTool(call: ToolCallRequest, result: DispatchResult): void {
+    const { ok, statusCode, latencyMs, outcome, type } = result;
     const invocation: ToolInvocation = { id: call.id, name: call.name, arguments: result.parameters, ok, statusCode, latencyMs, outcome, at: this.now() };
+    // A control tool's result is our own words (never a tool server's body): the record keeps it.
+    if (type) Object.assign(invocation, { type, result: result.content });
     this.toolInvocations.push(invocation);
     this.pending.push({ kind: 'tool', invocation });
     if (!ok) {
@@ -298,11 +353,15 @@ export class CallSession {
   private async finish(reason: EndReason, failure: CallFailure | null): Promise<void> {
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
+    this.keys.close();
     this.abort.abort();
+    this.markVoiceReady();
     await this.voice?.close().catch(() => undefined);
+    for (const out of this.announced.values()) out();
+    this.announced.clear();
     this.checkpoint();
     await this.saving;
-    const outcome = outcomeOf(reason, this.transcript.some((e) => e.role === 'user'));
+    const outcome = outcomeOf(reason, this.transcript.some((e) => e.role !== 'assistant'));
     try {
       await this.deps.recorder.finish({ reason, outcome, failure, transcript: this.transcript, toolInvocations: this.toolInvocations });
     } catch (err) {

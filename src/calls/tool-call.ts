@@ -9,7 +9,12 @@ import { sign } from '../crypto/webhook-signing.ts';
 export const TOOL_FAILURE = 'Tool call failed: the tool server did not return a usable result.';
 export const MAX_TOOL_RESPONSE_BYTES = 64 * 1024;
 
-export type ToolOutcome = 'ok' | 'http_error' | 'timeout' | 'refused' | 'too_large' | 'unreachable' | 'invalid_arguments' | 'unknown_tool' | 'aborted';
+/** How a tool call went; the last three are call-control outcomes (src/calls/dispatch.ts). */
+export const TOOL_OUTCOMES = [
+  'ok', 'http_error', 'timeout', 'refused', 'too_large', 'unreachable', 'invalid_arguments', 'unknown_tool', 'aborted',
+  'transfer_failed', 'dtmf_failed', 'unsupported',
+] as const;
+export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 
 /** One tool call as the LLM asked for it. */
 export interface ToolCallRequest {
@@ -49,7 +54,8 @@ export function traceparentFor(traceId: string): string {
   return `00-${trace}-${randomBytes(8).toString('hex')}-01`;
 }
 
-function parseArguments(raw: string): Record<string, unknown> | null {
+/** The LLM's arguments as an object, or null when they are not one. */
+export function parseArguments(raw: string): Record<string, unknown> | null {
   if (!raw.trim()) return {}; // a tool without parameters: some models send nothing at all
   try {
     const value: unknown = JSON.parse(raw);

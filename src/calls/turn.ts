@@ -1,22 +1,20 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ServerFrame } from './frames.ts';
+import { controlFunctionTools, offeredControls } from './control-tools.ts';
+import { dispatchToolCall, type DispatchResult, type ToolDispatch, type ToolEffect } from './dispatch.ts';
 import type { Llm, LlmSettings } from './llm.ts';
-import { callToolWebhook, type EgressSend, type ToolCallContext, type ToolCallRequest, type ToolCallResult } from './tool-call.ts';
-import { functionTools, type ToolWebhook } from './tools.ts';
+import type { ToolCallRequest } from './tool-call.ts';
+import { functionTools } from './tools.ts';
 
 /** Rounds of LLM → tools → LLM in one turn; the last round may not call tools, so it must answer. */
 export const MAX_ROUNDS = 8;
 /** Tool calls still running after this long are announced (a frame, and a filler on voice calls). */
 export const TOOL_WAIT_MS = 1_500;
 
-/** What a turn needs from its session. */
-export interface TurnHost {
+/** What a turn needs from its session (the tools through ToolDispatch). */
+export interface TurnHost extends ToolDispatch {
   readonly llm: Llm;
-  readonly send: EgressSend;
   readonly settings: LlmSettings;
-  readonly tools: readonly ToolWebhook[];
-  /** Tool requests use the call's signal (an interruption lets them finish and be recorded). */
-  readonly toolContext: ToolCallContext;
   /** Aborted to stop the turn (the caller spoke over the answer, or the call ends): no further LLM round. */
   readonly turnSignal: AbortSignal;
   /** The messages to send the LLM now (the system prompt and a window of the conversation). */
@@ -28,9 +26,11 @@ export interface TurnHost {
   delta(text: string): void;
   /** A complete assistant utterance: sent as assistant_message and kept in the transcript. */
   say(text: string): void;
-  recordTool(call: ToolCallRequest, result: ToolCallResult): void;
+  recordTool(call: ToolCallRequest, result: DispatchResult): void;
   /** Tool calls have run for TOOL_WAIT_MS and are not done. */
   toolsSlow(names: string[], elapsedMs: number): void;
+  /** A tool asked to end the call (end_call, a transfer that worked): the turn stops here. */
+  apply(effect: ToolEffect): void;
 }
 
 /**
@@ -40,8 +40,7 @@ export interface TurnHost {
 export async function runTurn(host: TurnHost): Promise<void> {
   const { signal } = host.toolContext;
   const stopped = () => signal.aborted || host.turnSignal.aborted;
-  const specs = functionTools(host.tools);
-  const byName = new Map(host.tools.map((t) => [t.name, t]));
+  const specs = [...functionTools(host.tools), ...controlFunctionTools(offeredControls(host.controls, host.control))];
   for (let round = 0; round < MAX_ROUNDS && !stopped(); round++) {
     const result = await host.llm.round({
       messages: host.history(),
@@ -68,7 +67,7 @@ export async function runTurn(host: TurnHost): Promise<void> {
     const slow = setTimeout(() => host.toolsSlow(result.toolCalls.map((c) => c.name), Math.round(performance.now() - started)), TOOL_WAIT_MS);
     const results = await Promise.all(
       result.toolCalls.map(async (call) => {
-        const outcome = await callToolWebhook(host.send, byName.get(call.name), call, host.toolContext);
+        const outcome = await dispatchToolCall(host, call);
         if (!signal.aborted) {
           host.emit({ type: 'tool_result', id: call.id, name: call.name, ok: outcome.ok, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs });
           host.recordTool(call, outcome);
@@ -77,6 +76,9 @@ export async function runTurn(host: TurnHost): Promise<void> {
       }),
     ).finally(() => clearTimeout(slow));
     if (signal.aborted) return;
+    // Even after an interruption: the call ends as the tool said, and the LLM is not asked again.
+    const effect = results.find((r) => r.effect)?.effect;
+    if (effect) return host.apply(effect);
     // Even after an interruption: the history must answer every tool call it holds.
     result.toolCalls.forEach((call, i) => host.remember({ role: 'tool', tool_call_id: call.id, content: results[i]?.content ?? '' }));
   }

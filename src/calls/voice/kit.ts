@@ -17,6 +17,8 @@ import { loadSileroModel, type SileroModel } from '../../voice/vad-model.ts';
  */
 export interface VoiceKit {
   readonly pacer: Pacer;
+  /** The pacer's clock: its timers also time a call's DTMF gathering, so one manual clock drives both in tests. */
+  readonly clock: PacerClock;
   vadModel(): Promise<SileroModel>;
   tts(name: TtsProviderName): TtsProvider;
   stt(name: SttProviderName): SttProvider;
@@ -32,8 +34,10 @@ export function createVoiceKit(options: { pacerClock?: PacerClock } = {}): Voice
   };
   const tts: Record<TtsProviderName, TtsProvider> = { elevenlabs: elevenLabsTts, openai: openAiTts, cartesia: cartesiaTts, espeak };
   const stt: Record<SttProviderName, SttProvider> = { deepgram: createDeepgramStt(), openai: createOpenAiStt() };
+  const clock = options.pacerClock ?? systemPacerClock;
   return {
-    pacer: new Pacer(options.pacerClock ?? systemPacerClock),
+    pacer: new Pacer(clock),
+    clock,
     vadModel: () => (model ??= loadSileroModel()),
     tts: (name) => tts[name],
     stt: (name) => stt[name],

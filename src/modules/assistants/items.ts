@@ -1,4 +1,5 @@
 import type { Ajv } from 'ajv';
+import { controlToolName } from '../../calls/control-tools.ts';
 import { MASK, type SecretBox } from '../../crypto/secret-box.ts';
 import type { AllowList } from '../../egress/policy.ts';
 import { badRequest, type ErrorDetail } from '../../http/errors.ts';
@@ -87,6 +88,7 @@ export function mergeExtensions(existing: readonly StoredExtension[], incoming: 
   const problems: ErrorDetail[] = [];
   const previous = matchIds(existing, incoming, 'extensions', problems);
   const toolNames = new Map<string, number>();
+  const controlTypes = new Map<string, number>();
   const merged = incoming.map((item, index) => {
     const path = `extensions[${index}].parameters`;
     let parameters: Record<string, unknown> = item.parameters;
@@ -102,10 +104,14 @@ export function mergeExtensions(existing: readonly StoredExtension[], incoming: 
         parameters = sealToolWebhook(parameters, previous[index], path, ctx, problems);
       }
     } else {
-      // Call control: the LLM sees it as a function named after its type, once per assistant.
-      const clash = toolNames.get(item.type);
-      if (clash !== undefined) problems.push({ path: `extensions[${index}].type`, message: `extensions[${clash}] is already a tool named ${item.type}; one per assistant` });
-      toolNames.set(item.type, index);
+      // Call control: once per assistant; the LLM sees it under its name when that is a valid tool name, else its type.
+      const sameType = controlTypes.get(item.type);
+      if (sameType !== undefined) problems.push({ path: `extensions[${index}].type`, message: `extensions[${sameType}] is already a ${item.type}; one per assistant` });
+      controlTypes.set(item.type, index);
+      const toolName = controlToolName(item);
+      const clash = toolNames.get(toolName);
+      if (clash !== undefined) problems.push({ path: `extensions[${index}].name`, message: `"${toolName}" is already the tool name of extensions[${clash}]` });
+      toolNames.set(toolName, index);
     }
     return { id: previous[index]?.id ?? crypto.randomUUID(), name, type: item.type, parameters };
   });

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { CallSetup } from '../../calls/record.ts';
 import { fillPlaceholders } from '../../calls/template.ts';
+import { controlToolsOf } from '../../calls/control-tools.ts';
 import { toolWebhooksOf } from '../../calls/tools.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { Database } from '../../db/schema.ts';
@@ -16,7 +17,7 @@ import { voicePlanFor, type ResolveAccess } from './voice-plan.ts';
 /**
  * What a connecting call runs with: the assistant as it is now (prompt and greeting filled
  * from the call's user values, within their limits), its strategy's model and temperature, and
- * its tool webhooks, and for a voice call how it speaks and listens. Null when the assistant is gone. Throws TemplateTooLongError when the
+ * its tool webhooks and call-control tools, and for a voice call how it speaks and listens. Null when the assistant is gone. Throws TemplateTooLongError when the
  * assistant changed since the start so that the values no longer fit.
  */
 export async function loadCallSetup(
@@ -28,6 +29,8 @@ export async function loadCallSetup(
   const parameters = strategy ? readJson<Strategy['parameters']>(strategy.parameters) : {};
   const audio = call.audio ? readJson<{ encoding: string; sampleRate: number }>(call.audio) : null;
   const values = readJson<Record<string, unknown>>(call.user_values);
+  const extensions = readJson<StoredExtension[]>(source.extensions);
+  const tools = toolWebhooksOf(extensions, box);
   const prompt = source.system_prompt ? fillPlaceholders(source.system_prompt, values, LIMITS.systemPrompt) : null;
   const greeting = source.system_prompt_greeting ? fillPlaceholders(source.system_prompt_greeting, values, LIMITS.greeting) : null;
   return {
@@ -37,7 +40,8 @@ export async function loadCallSetup(
     greeting: greeting?.text ?? null,
     unfilled: [...new Set([...(prompt?.unfilled ?? []), ...(greeting?.unfilled ?? [])])],
     settings: { model: parameters.model ?? defaultModel, temperature: parameters.temperature },
-    tools: toolWebhooksOf(readJson<StoredExtension[]>(source.extensions), box),
+    tools,
+    controls: controlToolsOf(extensions, new Set(tools.map((t) => t.name))),
     voice: audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, audio, call.organization_id, resolve) : null,
   };
 }

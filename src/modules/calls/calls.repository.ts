@@ -103,7 +103,8 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
   const legacy = !log || (!log.transcript.length && !log.toolInvocations.length);
   const transcript = legacy ? readJson<TranscriptEntry[]>(row.transcript) : log.transcript;
   let index = 0;
-  const turns = transcript.flatMap((e) => (e.role === 'user' ? (index++, []) : e.latencyMs !== undefined ? [{ index, at: e.at, latencyMs: e.latencyMs }] : []));
+  // Keys the caller pressed are a user turn too: the LLM answers them.
+  const turns = transcript.flatMap((e) => (e.role !== 'assistant' ? (index++, []) : e.latencyMs !== undefined ? [{ index, at: e.at, latencyMs: e.latencyMs }] : []));
   return {
     id: row.id,
     kind: row.kind,

@@ -1,11 +1,12 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { END_REASONS } from '../../calls/frames.ts';
+import { CONTROL_TYPES } from '../../calls/control-tools.ts';
+import { TOOL_OUTCOMES } from '../../calls/tool-call.ts';
 import { DateTime, Uuid } from '../../http/schemas.ts';
 
 export const CALL_STATUSES = ['ringing', 'active', 'ended'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export const OUTCOMES = ['completed', 'abandoned', 'failed'] as const;
-const TOOL_OUTCOMES = ['ok', 'http_error', 'timeout', 'refused', 'too_large', 'unreachable', 'invalid_arguments', 'unknown_tool', 'aborted'] as const;
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -47,8 +48,8 @@ const Transport = Type.Object(
 );
 
 const TranscriptEntry = Type.Object({
-  role: Type.String({ enum: ['assistant', 'user'] }),
-  text: Type.String(),
+  role: Type.String({ enum: ['assistant', 'user', 'dtmf'], description: 'dtmf: keys the caller pressed, gathered into one entry' }),
+  text: Type.String({ description: 'What was said; for dtmf the keys, e.g. 42#' }),
   at: DateTime,
   latencyMs: Type.Optional(Type.Integer({ description: "Assistant: ms from the end of the user's turn to the first output of this answer" })),
   interrupted: Type.Optional(Type.Boolean({ description: 'Assistant: the caller spoke over it; text is what was heard' })),
@@ -78,6 +79,8 @@ const ToolInvocation = Type.Object(
     latencyMs: Type.Integer(),
     outcome: Type.String({ enum: [...TOOL_OUTCOMES] }),
     at: DateTime,
+    type: Type.Optional(Type.String({ enum: [...CONTROL_TYPES], description: 'A call-control tool (absent for tool webhooks)' })),
+    result: Type.Optional(Type.String({ description: "A call-control tool: what the LLM was told, such as why a transfer failed" })),
   },
   { title: 'ToolInvocation' },
 );

@@ -84,10 +84,15 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
     const { setup } = entry;
     const session = new CallSession(setup, {
       llm: runtime.llm, send: runtime.send, clock: ctx.clock, log: request.log, limits: runtime.limits, recorder: callRecorder(deps, setup.callId),
+      timers: voice.clock,
     });
     runtime.track(session);
     const { transport, link } = websocketTransport(socket, {
-      frame: (frame) => (frame.type === 'end' ? void session.end('client_ended') : session.userMessage(frame.text)),
+      frame: (frame) => {
+        if (frame.type === 'end') void session.end('client_ended');
+        else if (frame.type === 'dtmf') for (const key of frame.digits) session.dtmf(key);
+        else session.userMessage(frame.text);
+      },
       closed: () => void session.end('client_disconnected'),
     }, setup.voice?.audio);
     session.start(transport, setup.voice?.audio);

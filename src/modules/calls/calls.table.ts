@@ -37,12 +37,12 @@ export interface CallTable {
   updated_at: Timestamp;
 }
 
-/** One line of a call's log, appended as the call runs: what the user said, what the assistant said, a tool call. */
+/** One line of a call's log, appended as the call runs: what the user said, what the assistant said, a tool call, keys the caller pressed (`text`: the keys). */
 export interface CallEntryTable {
   call_id: string;
   seq: number;
   organization_id: string;
-  kind: 'user' | 'assistant' | 'tool';
+  kind: 'user' | 'assistant' | 'tool' | 'dtmf';
   at: Timestamp;
   text: string | null;
   latency_ms: number | null;

@@ -4,12 +4,10 @@ import type { TtsSession } from '../../voice/tts/index.ts';
 import type { Vad } from '../../voice/vad.ts';
 import type { CallFailure } from '../record.ts';
 import type { AudioLink } from './link.ts';
+import { speakApology } from './apology.ts';
 import { Listener } from './listener.ts';
 import { Speaker } from './speaker.ts';
 import type { CallVoice, VoiceHost } from './voice.ts';
-
-/** How long an apology may take before the call ends anyway. */
-const APOLOGY_MS = 10_000;
 
 export interface PipelineParts {
   link: AudioLink;
@@ -82,22 +80,9 @@ export class VoicePipeline implements CallVoice {
       session = await this.parts.fallbackTts();
       this.opened.push(session);
     }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, APOLOGY_MS);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.speaker = new Speaker(this.parts.link, this.parts.pacer, session, {
-        firstAudio: () => {},
-        spoken: (id, heard, interrupted) => {
-          this.host.spoken(id, heard, interrupted);
-          done();
-        },
-        failed: done, // the apology itself failed: nothing more can be said
-      });
-      this.speaker.say('apology', text);
-    });
+    const apology = speakApology(this.parts.link, this.parts.pacer, session, text, this.host);
+    this.speaker = apology.speaker;
+    await apology.done;
   }
 
   async close(): Promise<void> {

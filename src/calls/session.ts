@@ -6,7 +6,7 @@ import {
 } from './record.ts';
 import type { ToolCallRequest, ToolCallResult } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
-import { historyWindow, runTurn, type TurnHost } from './turn.ts';
+import { historyWindow, runToolCalls, runTurn, type ToolHost, type TurnHost } from './turn.ts';
 import type { CallVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
@@ -20,7 +20,9 @@ export const APOLOGY = 'Sorry, something went wrong on our side. Please call aga
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
  * the idle, total, turn and transcript limits, and the record, appended as the call runs.
  * A voice call (attachVoice) speaks what the LLM writes and keeps in its transcript and
- * history what the caller heard. Ending is idempotent and aborts whatever runs.
+ * history what the caller heard; with a realtime voice the model holds the conversation, and
+ * the session records it, runs its tools and keeps the limits. Ending is idempotent and aborts
+ * whatever runs.
  */
 export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
@@ -92,6 +94,19 @@ export class CallSession {
         this.touch();
         if (this.voice?.speaking) this.bargeIn();
       },
+      turnEnded: (at) => {
+        this.turnStartedAt = at;
+      },
+      heard: (text) => {
+        this.emit({ type: 'user_transcript', text, final: true });
+        if (this.ending) return;
+        this.touch();
+        if (this.overLimit(text)) return;
+        this.turns++;
+        this.log({ role: 'user', text, at: this.now() });
+        this.checkpoint();
+      },
+      runTools: (calls) => runToolCalls(this.toolHost(), calls),
       firstAudio: (id, at) => this.firstOutput(id, at),
       spoken: (id, heard, interrupted) => this.spoken(id, heard, interrupted),
       failed: (failure) => void this.fail(failure),
@@ -140,13 +155,7 @@ export class CallSession {
     this.running = true;
     try {
       for (let next = this.inbox.shift(); next !== undefined && !this.ending; next = this.inbox.shift()) {
-        const { maxTurns, maxTranscriptBytes } = this.deps.limits;
-        if (this.turns >= maxTurns || this.transcriptBytes + utf8(next.text) > maxTranscriptBytes) {
-          const limit = this.turns >= maxTurns ? `${maxTurns} turns` : `${Math.round(maxTranscriptBytes / 1024)} KiB of transcript`;
-          this.emit({ type: 'error', message: `This call has reached its limit of ${limit}; it ends` });
-          void this.end('limit_reached');
-          return;
-        }
+        if (this.overLimit(next.text)) return;
         this.turns++;
         this.turnStartedAt = next.endedAt;
         this.turnAbort = new AbortController();
@@ -170,16 +179,39 @@ export class CallSession {
     }
   }
 
-  private turnHost(): TurnHost {
+  /** A user turn past the turn or transcript limit ends the call (saying so) instead of being taken. */
+  private overLimit(text: string): boolean {
+    const { maxTurns, maxTranscriptBytes } = this.deps.limits;
+    if (this.turns < maxTurns && this.transcriptBytes + utf8(text) <= maxTranscriptBytes) return false;
+    const limit = this.turns >= maxTurns ? `${maxTurns} turns` : `${Math.round(maxTranscriptBytes / 1024)} KiB of transcript`;
+    this.emit({ type: 'error', message: `This call has reached its limit of ${limit}; it ends` });
+    void this.end('limit_reached');
+    return true;
+  }
+
+  private toolHost(): ToolHost {
     return {
-      llm: this.deps.llm,
       send: this.deps.send,
-      settings: this.setup.settings,
       tools: this.setup.tools,
       toolContext: {
         callId: this.callId, traceId: this.setup.traceId, clock: this.deps.clock, signal: this.abort.signal,
         transport: this.transport?.info ?? { type: 'websocket' },
       },
+      emit: (frame) => this.emit(frame),
+      recordTool: (call, result) => this.recordTool(call, result),
+      toolsSlow: (names, elapsedMs) => {
+        this.emit({ type: 'tool_waiting', names, elapsedMs });
+        // A realtime model says what it wants while its tools run; the frame tells the client why it is quiet.
+        if (this.voice?.kind === 'pipeline' && !this.voice.speaking) this.voiceSay(TOOL_FILLER, undefined);
+      },
+    };
+  }
+
+  private turnHost(): TurnHost {
+    return {
+      ...this.toolHost(),
+      llm: this.deps.llm,
+      settings: this.setup.settings,
       turnSignal: AbortSignal.any([this.abort.signal, this.turnAbort.signal]),
       history: () => {
         const conversation = historyWindow(this.messages, this.deps.limits.historyMessages);
@@ -191,10 +223,9 @@ export class CallSession {
         if (message.role === 'assistant' && this.speaking) this.spokenMessage.set(this.speaking.id, message);
         if (message.role === 'assistant' && message.tool_calls && this.speaking) this.speaking = null;
       },
-      emit: (frame) => this.emit(frame),
       delta: (text) => {
         this.emit({ type: 'assistant_delta', text });
-        if (!this.voice) return;
+        if (this.voice?.kind !== 'pipeline') return;
         this.speaking ??= { id: `u${++this.utterances}`, write: this.voice.begin(`u${this.utterances}`) };
         this.speaking.write.delta(text);
       },
@@ -202,11 +233,6 @@ export class CallSession {
         if (!this.voice) return this.say(text);
         this.emit({ type: 'assistant_message', text });
         this.speaking?.write.end();
-      },
-      recordTool: (call, result) => this.recordTool(call, result),
-      toolsSlow: (names, elapsedMs) => {
-        this.emit({ type: 'tool_waiting', names, elapsedMs });
-        if (this.voice && !this.voice.speaking) this.voiceSay(TOOL_FILLER, undefined);
       },
     };
   }

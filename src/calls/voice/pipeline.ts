@@ -7,7 +7,7 @@ import type { AudioLink } from './link.ts';
 import { speakApology } from './apology.ts';
 import { Listener } from './listener.ts';
 import { Speaker } from './speaker.ts';
-import type { CallVoice, VoiceHost } from './voice.ts';
+import type { SpeakingVoice, VoiceHost } from './voice.ts';
 
 export interface PipelineParts {
   link: AudioLink;
@@ -34,7 +34,8 @@ export function providerFailure(source: string, error: unknown): CallFailure {
  * session's LLM turn → text-to-speech → the caller, with barge-in. The session drives what is
  * said; the pipeline tells it what the caller said and what the caller heard.
  */
-export class VoicePipeline implements CallVoice {
+export class VoicePipeline implements SpeakingVoice {
+  readonly kind = 'pipeline';
   private speaker: Speaker;
   private readonly listener: Listener;
   private readonly opened: TtsSession[] = [];

@@ -77,10 +77,17 @@ export async function voicePlanFor(
   const { provider: voiceProvider, ...voiceFields } = parameters.voice ?? {};
   const voice = { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) };
   if (strategy?.type === 'speech_to_speech') {
-    const access = await accessFor(resolve, organizationId, 'openai', 'realtime');
+    const access = await accessFor(resolve, organizationId, 'openai', 'realtime:openai');
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
+    const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
     return {
-      kind: 'realtime', audio: format, vad, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      kind: 'realtime', audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
+      vad: {
+        ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
+        ...(stopDuration !== undefined ? { stopDuration } : {}),
+        ...(backbufferDuration !== undefined ? { backbufferDuration } : {}),
+      },
       ...(parameters.transcriber?.provider === 'openai' && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     };

@@ -7,7 +7,7 @@ import {
 import type { ToolCallRequest, ToolCallResult } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
 import { historyWindow, runToolCalls, runTurn, type ToolHost, type TurnHost } from './turn.ts';
-import type { CallVoice, VoiceHost } from './voice/voice.ts';
+import type { CallVoice, ConversingVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -79,6 +79,7 @@ export class CallSession {
     if (this.ending) return void voice.close();
     this.voice = voice;
     this.greet();
+    if (voice.kind === 'realtime') for (const { text, endedAt } of this.inbox.splice(0)) this.tell(voice, text, endedAt);
   }
 
   /** What a voice pipeline tells the session. */
@@ -101,10 +102,7 @@ export class CallSession {
         this.emit({ type: 'user_transcript', text, final: true });
         if (this.ending) return;
         this.touch();
-        if (this.overLimit(text)) return;
-        this.turns++;
-        this.log({ role: 'user', text, at: this.now() });
-        this.checkpoint();
+        this.callerTurn(text);
       },
       runTools: (calls) => runToolCalls(this.toolHost(), calls),
       firstAudio: (id, at) => this.firstOutput(id, at),
@@ -117,8 +115,27 @@ export class CallSession {
     if (this.ending) return;
     this.touch();
     if (this.inbox.length >= MAX_WAITING) return this.emit({ type: 'error', message: 'Too many messages waiting; wait for the answer' });
+    if (this.voice?.kind === 'realtime') return this.tell(this.voice, text, endedAt);
     this.inbox.push({ text, endedAt });
-    if (!this.running) void this.drain();
+    // A speech_to_speech call's model answers typed messages itself: those sent before it is ready wait for it (attachVoice).
+    if (!this.running && this.setup.voice?.kind !== 'realtime') void this.drain();
+  }
+
+  /** A typed message on a speech_to_speech call: a caller turn the model answers aloud (the caller may type over it). */
+  private tell(voice: ConversingVoice, text: string, endedAt: number): void {
+    if (!this.callerTurn(text)) return;
+    if (voice.speaking) this.bargeIn();
+    this.turnStartedAt = endedAt;
+    voice.tell(text);
+  }
+
+  /** Records a caller turn, unless it is past the call's limits (which end it). */
+  private callerTurn(text: string): boolean {
+    if (this.overLimit(text)) return false;
+    this.turns++;
+    this.log({ role: 'user', text, at: this.now() });
+    this.checkpoint();
+    return true;
   }
 
   end(reason: EndReason, failure: CallFailure | null = null): Promise<void> {

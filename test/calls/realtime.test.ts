@@ -134,7 +134,10 @@ for (const dialect of DIALECTS) {
     }
 
     it('greets with the model\'s voice, passes the caller\'s speech to it over mu-law, runs its tool call through the webhook; the record has both sides, the tool, the latency and the provider', { timeout: 60_000 }, async () => {
-      fake.setTurns([{ transcript: QUESTION, toolCall: { name: 'opening_hours', arguments: '{"day":"tomorrow"}' }, reply: 'We open at nine tomorrow.' }]);
+      fake.setTurns([
+        { transcript: QUESTION, toolCall: { name: 'opening_hours', arguments: '{"day":"tomorrow"}' }, reply: 'We open at nine tomorrow.' },
+        { transcript: 'Thanks.', reply: 'Goodbye.' },
+      ]);
       tools.answer = () => ({ body: '{"opens":"09:00"}', contentType: 'application/json' });
       const { id, client, from } = await open(MULAW);
       // The greeting: asked of the model word for word (the fake checks), heard as the model said it.
@@ -171,12 +174,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(tools.requests[0]?.body, { type: 'tool_webhook', name: 'opening_hours', callId: id, transport: { type: 'websocket' }, parameters: { day: 'tomorrow' } });
       assert.deepEqual(fake.toolOutputs.at(-1), { callId: call.id, output: '{"opens":"09:00"}' });
 
+      // A typed message goes to the model as a user item, and the model answers it aloud.
+      const [typedFrom, typedBaseline] = [fake.sent.length, samplesOf(client, MULAW)];
+      client.send({ type: 'user_message', text: 'Thanks.' });
+      assert.equal((await client.next('assistant_message', 15_000)).text, 'Goodbye.');
+      await heardAll(client, MULAW, typedFrom, typedBaseline);
+      assert.deepEqual(fake.userTexts, ['Thanks.']);
+
       client.send({ type: 'end' });
       await client.closed;
       fake.violations.check();
       const record = await callRecord(w, id);
-      assert.deepEqual(record.transcript.map((e: any) => [e.role, e.text]), [['assistant', GREETING], ['user', QUESTION], ['assistant', 'We open at nine tomorrow.']]);
-      assert.equal(record.turns.length, 1);
+      assert.deepEqual(record.transcript.map((e: any) => [e.role, e.text]), [
+        ['assistant', GREETING], ['user', QUESTION], ['assistant', 'We open at nine tomorrow.'], ['user', 'Thanks.'], ['assistant', 'Goodbye.'],
+      ]);
+      assert.equal(record.turns.length, 2);
       assert.ok(record.turns[0].latencyMs > 0 && record.turns[0].latencyMs < 5000, `latency ${record.turns[0].latencyMs}`);
       assert.deepEqual(record.toolInvocations.map((t: any) => [t.name, t.arguments, t.ok, t.statusCode, t.outcome]), [['opening_hours', { day: 'tomorrow' }, true, 200, 'ok']]);
       assert.deepEqual(record.providers, { realtime: 'openai' });

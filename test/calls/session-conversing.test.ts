@@ -11,14 +11,16 @@ import type { CallEnd, CallLogEntry, CallSetup, SessionDeps } from '../../src/ca
 import { CallSession } from '../../src/calls/session.ts';
 import type { ConversingVoice } from '../../src/calls/voice/voice.ts';
 
-function harness(limits: Partial<SessionDeps['limits']> = {}) {
+function harness(limits: Partial<SessionDeps['limits']> = {}, attach = true) {
   const frames: ServerFrame[] = [];
   const logged: CallLogEntry[] = [];
   const ends: CallEnd[] = [];
   const said: string[] = [];
+  const told: string[] = [];
   const setup: CallSetup = {
     callId: '00000000-0000-4000-8000-000000000001', traceId: 'trace', systemPrompt: 'Be brief.', greeting: 'Hello.',
-    unfilled: [], settings: { model: 'gpt-realtime', temperature: undefined }, tools: [], voice: null,
+    unfilled: [], settings: { model: 'gpt-realtime', temperature: undefined }, tools: [],
+    voice: { kind: 'realtime', audio: { encoding: 'pcm_s16le', sampleRate: 16000 }, vad: {}, access: { apiKey: null, baseUrl: '' }, model: 'gpt-realtime', voice: {} },
   };
   const deps: SessionDeps = {
     llm: { round: () => Promise.reject(new Error('a conversing voice must not get an LLM turn')) },
@@ -35,12 +37,13 @@ function harness(limits: Partial<SessionDeps['limits']> = {}) {
   const voice: ConversingVoice = {
     kind: 'realtime', speaking: false,
     say: (_id, text) => void said.push(text),
+    tell: (text) => void told.push(text),
     interrupt() {}, apologize: async () => {}, close: async () => {},
   };
   session.start({ info: { type: 'websocket' }, send: (f) => void frames.push(f), close() {} }, { encoding: 'pcm_s16le', sampleRate: 16000 });
   const host = session.voiceHost();
-  session.attachVoice(voice);
-  return { session, host, frames, logged, ends, said };
+  if (attach) session.attachVoice(voice);
+  return { session, host, frames, logged, ends, said, told, attachVoice: () => session.attachVoice(voice) };
 }
 
 describe('a session whose voice converses itself', () => {
@@ -61,6 +64,20 @@ describe('a session whose voice converses itself', () => {
       ['assistant', 'Hello.', undefined], ['user', 'When do you open?', undefined], ['assistant', 'At nine.', 420],
     ]);
     assert.equal(end?.outcome, 'completed');
+  });
+
+  it('a typed user_message is told to the model as a caller turn (no LLM turn); one sent before the voice is ready waits for it', async () => {
+    const { session, ends, told, attachVoice } = harness({}, false);
+    session.userMessage('Are you open today?');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(told, []);
+    attachVoice();
+    assert.deepEqual(told, ['Are you open today?']);
+    session.userMessage('And tomorrow?');
+    assert.deepEqual(told, ['Are you open today?', 'And tomorrow?']);
+    await session.end('client_ended');
+    assert.equal(ends[0]?.reason, 'client_ended'); // an LLM turn would have failed the call
+    assert.deepEqual(ends[0]?.transcript.filter((e) => e.role === 'user').map((e) => e.text), ['Are you open today?', 'And tomorrow?']);
   });
 
   it('a caller turn past the turn limit ends the call with limit_reached', async () => {

@@ -85,6 +85,12 @@ export class RealtimeVoice implements ConversingVoice {
     void this.connecting.then(() => this.client?.createResponse({ instructions: verbatim(text), toolChoice: 'none', metadata: { utterance: id } }));
   }
 
+  /** A typed caller message: a turn of the caller's like a spoken one (a tool result arriving later asks for no second answer). */
+  tell(text: string): void {
+    this.callerTurns++;
+    void this.connecting.then(() => this.client?.sendUserText(text));
+  }
+
   /**
    * Barge-in: the audio stops at once, each answer cut is truncated on the server to what the
    * caller heard (so the model does not believe it said the rest), and a response still running

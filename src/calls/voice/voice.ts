@@ -28,6 +28,8 @@ export interface SpeakingVoice extends VoiceBase {
  */
 export interface ConversingVoice extends VoiceBase {
   readonly kind: 'realtime';
+  /** The caller typed this (a `user_message`): the model is given it and answers it aloud. */
+  tell(text: string): void;
 }
 
 /** A voice call's voice, as the session drives it. */

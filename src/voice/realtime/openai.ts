@@ -88,6 +88,12 @@ export class OpenAiRealtimeClient extends EventEmitter<RealtimeEvents> {
     if (respond) this.createResponse();
   }
 
+  /** A typed message from the caller: a user item, then a response so the model answers it (the server VAD only answers speech). */
+  sendUserText(text: string): void {
+    this.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
+    this.createResponse();
+  }
+
   /**
    * Asks the model to speak now, outside the server VAD's turns (the greeting, an answer after
    * tool results). `instructions` replace the session's for this response only; `metadata`

@@ -8,7 +8,8 @@
  * `response.output_audio.delta` events, its transcript streaming beside the audio word by word.
  * Talking over an answer cancels it, as server VAD with `interrupt_response` does. A
  * `response.create` with instructions (the greeting) is answered with the expected greeting,
- * after checking that the instructions quote it; its metadata comes back on the response.
+ * after checking that the instructions quote it; its metadata comes back on the response. A
+ * typed user message (a `message` item) is the next scripted turn, answered on `response.create`.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { WebSocket } from 'ws';
@@ -50,6 +51,8 @@ export interface OpenAiRealtimeFake {
   /** All caller audio appended so far (24 kHz). */
   appended(): Int16Array;
   toolOutputs: { callId: string; output: string }[];
+  /** Typed user messages (`message` items with one `input_text`), each taken as the next scripted turn. */
+  userTexts: string[];
   truncations: { itemId: string; audioEndMs: number }[];
   cancels: number;
   sent: SentResponse[];
@@ -84,7 +87,7 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
   const id = (prefix: string) => `${prefix}_${++ids}`;
 
   const fake: Omit<OpenAiRealtimeFake, 'url' | 'close'> = {
-    violations, handshakes: [], events: [], toolOutputs: [], truncations: [], cancels: 0, sent: [],
+    violations, handshakes: [], events: [], toolOutputs: [], userTexts: [], truncations: [], cancels: 0, sent: [],
     appended: () => concatPcm(appended),
     setTurns: (next) => (turns = [...next]),
     refuseHandshakes: null,
@@ -119,6 +122,7 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
     let speech: { itemId: string; startMs: number; quietSamples: number } | null = null;
     let active: SentResponse | null = null;
     let waitingForTool: { callId: string; outputSeen: boolean; turn: RealtimeTurn } | null = null;
+    let typed: RealtimeTurn | null = null;
 
     const violate = (message: string) => {
       violations.add(message);
@@ -210,6 +214,20 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
       return void respond(expect.greeting, metadata);
     }
 
+    /** A typed caller message: a user item holding one input_text, taken as the next scripted turn; response.create answers it. */
+    function userText(item: Record<string, unknown>) {
+      const wrong = sameKeys(item, ['type', 'role', 'content', 'id'], ['type', 'role', 'content']);
+      const content = item.content as Record<string, unknown>[] | undefined;
+      const part = Array.isArray(content) && content.length === 1 ? content[0]! : null;
+      if (wrong || item.role !== 'user' || !part || part.type !== 'input_text' || typeof part.text !== 'string' || sameKeys(part, ['type', 'text'], ['type', 'text'])) {
+        return violate(`conversation.item.create message: ${JSON.stringify(item)}`);
+      }
+      fake.userTexts.push(part.text);
+      typed = turns.shift() ?? { transcript: part.text, reply: 'I did not expect that.' };
+      if (typed.transcript !== part.text) violate(`typed ${JSON.stringify(part.text)}, scripted ${JSON.stringify(typed.transcript)}`);
+      return send({ type: 'conversation.item.added', previous_item_id: null, item: { id: id('item'), type: 'message', role: 'user', content: [part] } });
+    }
+
     socket.on('message', (data) => {
       let event: Record<string, unknown>;
       try {
@@ -238,6 +256,7 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
         }
         case 'conversation.item.create': {
           const item = event.item as Record<string, unknown>;
+          if (item.type === 'message') return userText(item);
           const itemWrong = sameKeys(item, ['type', 'call_id', 'output', 'id'], ['type', 'call_id', 'output']);
           if (item.type !== 'function_call_output' || itemWrong) return violate(`conversation.item.create: ${itemWrong ?? String(item.type)}`);
           if (!waitingForTool || item.call_id !== waitingForTool.callId) return violate(`function_call_output for unknown call ${String(item.call_id)}`);
@@ -251,8 +270,9 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
           }
           if (event.response !== undefined) return greet(event.response as Record<string, unknown>);
           if (waitingForTool && !waitingForTool.outputSeen) return violate('response.create before the function_call_output');
-          const reply = waitingForTool?.turn.reply ?? 'Yes?';
+          const reply = waitingForTool?.turn.reply ?? typed?.reply ?? 'Yes?';
           waitingForTool = null;
+          typed = null;
           return void respond(reply);
         }
         case 'response.cancel':

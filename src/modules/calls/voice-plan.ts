@@ -5,6 +5,7 @@ import { resolveProviderAccess } from '../providers/providers.service.ts';
 import type { ProviderAccess, VoicePlan } from '../../calls/voice/plan.ts';
 import type { CallFailure } from '../../calls/record.ts';
 import type { AudioFormat, Encoding } from '../../voice/audio/format.ts';
+import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
 import { DEEPGRAM_BASE_URL } from '../../voice/stt/deepgram.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import { DEFAULT_TTS_BASE_URLS, type TtsProviderName } from '../../voice/tts/index.ts';
@@ -22,7 +23,6 @@ export type ResolveAccess = (organizationId: string, provider: KeyedProvider) =>
 
 const SPEAKING: readonly string[] = ['elevenlabs', 'openai', 'cartesia', 'espeak'] satisfies TtsProviderName[];
 const DEFAULT_OPENAI = 'https://api.openai.com/v1';
-export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
 
 /** The organization's provider credential first, then the platform's (resolveProviderAccess), with the public default base URL. */
 export function organizationAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config' | 'egress'>): ResolveAccess {

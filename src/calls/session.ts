@@ -8,8 +8,8 @@ import {
 } from './record.ts';
 import type { ToolCallRequest } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
-import { historyWindow, runTurn, type TurnHost } from './turn.ts';
-import type { CallVoice, VoiceHost } from './voice/voice.ts';
+import { historyWindow, runToolCalls, runTurn, type ToolHost, type TurnHost } from './turn.ts';
+import type { CallVoice, ConversingVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -22,8 +22,9 @@ export const APOLOGY = 'Sorry, something went wrong on our side. Please call aga
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
  * the idle, total, turn and transcript limits, and the record, appended as the call runs.
  * A voice call (attachVoice) speaks what the LLM writes and keeps in its transcript and
- * history what the caller heard. Keys the caller presses are gathered into turns of their own.
- * Ending is idempotent and aborts whatever runs.
+ * history what the caller heard; with a realtime voice the model holds the conversation, and
+ * the session records it, runs its tools and keeps the limits. Keys the caller presses are
+ * gathered into turns of their own. Ending is idempotent and aborts whatever runs.
  */
 export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
@@ -91,6 +92,7 @@ export class CallSession {
     this.voice = voice;
     this.greet();
     this.markVoiceReady();
+    if (voice.kind === 'realtime') for (const { text, endedAt } of this.inbox.splice(0)) this.tell(voice, text, endedAt);
   }
 
   /** What a voice pipeline tells the session. */
@@ -105,6 +107,23 @@ export class CallSession {
         this.emit({ type: 'speech_started' });
         this.touch();
         if (this.voice?.speaking) this.bargeIn();
+      },
+      turnEnded: (at) => {
+        this.turnStartedAt = at;
+      },
+      heard: (text) => {
+        this.emit({ type: 'user_transcript', text, final: true });
+        if (this.ending) return;
+        this.touch();
+        this.callerTurn(text);
+      },
+      runTools: async (calls) => {
+        const host = this.toolHost();
+        const results = await runToolCalls(host, calls);
+        // end_call or a transfer that worked, asked for by the realtime model: the call ends as it said.
+        const effect = results.find((r) => r.effect)?.effect;
+        if (effect) host.apply(effect);
+        return results;
       },
       firstAudio: (id, at) => this.firstOutput(id, at),
       spoken: (id, heard, interrupted) => this.spoken(id, heard, interrupted),
@@ -137,8 +156,27 @@ export class CallSession {
     if (this.ending) return;
     this.touch();
     if (this.inbox.length >= MAX_WAITING) return this.emit({ type: 'error', message: 'Too many messages waiting; wait for the answer' });
+    if (this.voice?.kind === 'realtime') return this.tell(this.voice, turn.text, turn.endedAt);
     this.inbox.push(turn);
-    if (!this.running) void this.drain();
+    // A speech_to_speech call's model answers typed messages itself: those sent before it is ready wait for it (attachVoice).
+    if (!this.running && this.setup.voice?.kind !== 'realtime') void this.drain();
+  }
+
+  /** A typed message on a speech_to_speech call: a caller turn the model answers aloud (the caller may type over it). */
+  private tell(voice: ConversingVoice, text: string, endedAt: number): void {
+    if (!this.callerTurn(text)) return;
+    if (voice.speaking) this.bargeIn();
+    this.turnStartedAt = endedAt;
+    voice.tell(text);
+  }
+
+  /** Records a caller turn, unless it is past the call's limits (which end it). */
+  private callerTurn(text: string): boolean {
+    if (this.overLimit(text)) return false;
+    this.turns++;
+    this.log({ role: 'user', text, at: this.now() });
+    this.checkpoint();
+    return true;
   }
 
   end(reason: EndReason, failure: CallFailure | null = null): Promise<void> {
@@ -176,13 +214,7 @@ export class CallSession {
     try {
       await this.voiceReady;
       for (let next = this.inbox.shift(); next !== undefined && !this.ending; next = this.inbox.shift()) {
-        const { maxTurns, maxTranscriptBytes } = this.deps.limits;
-        if (this.turns >= maxTurns || this.transcriptBytes + utf8(next.text) > maxTranscriptBytes) {
-          const limit = this.turns >= maxTurns ? `${maxTurns} turns` : `${Math.round(maxTranscriptBytes / 1024)} KiB of transcript`;
-          this.emit({ type: 'error', message: `This call has reached its limit of ${limit}; it ends` });
-          void this.end('limit_reached');
-          return;
-        }
+        if (this.overLimit(next.text)) return;
         this.turns++;
         this.turnStartedAt = next.endedAt;
         this.turnAbort = new AbortController();
@@ -206,11 +238,19 @@ export class CallSession {
     }
   }
 
-  private turnHost(): TurnHost {
+  /** A user turn past the turn or transcript limit ends the call (saying so) instead of being taken. */
+  private overLimit(text: string): boolean {
+    const { maxTurns, maxTranscriptBytes } = this.deps.limits;
+    if (this.turns < maxTurns && this.transcriptBytes + utf8(text) <= maxTranscriptBytes) return false;
+    const limit = this.turns >= maxTurns ? `${maxTurns} turns` : `${Math.round(maxTranscriptBytes / 1024)} KiB of transcript`;
+    this.emit({ type: 'error', message: `This call has reached its limit of ${limit}; it ends` });
+    void this.end('limit_reached');
+    return true;
+  }
+
+  private toolHost(): ToolHost {
     return {
-      llm: this.deps.llm,
       send: this.deps.send,
-      settings: this.setup.settings,
       tools: this.setup.tools,
       controls: this.setup.controls,
       control: this.transport?.control,
@@ -220,6 +260,21 @@ export class CallSession {
         callId: this.callId, traceId: this.setup.traceId, clock: this.deps.clock, signal: this.abort.signal,
         transport: this.transport?.info ?? { type: 'websocket' },
       },
+      emit: (frame) => this.emit(frame),
+      recordTool: (call, result) => this.recordTool(call, result),
+      toolsSlow: (names, elapsedMs) => {
+        this.emit({ type: 'tool_waiting', names, elapsedMs });
+        // A realtime model says what it wants while its tools run; the frame tells the client why it is quiet.
+        if (this.voice?.kind === 'pipeline' && !this.voice.speaking) this.voiceSay(TOOL_FILLER, undefined);
+      },
+    };
+  }
+
+  private turnHost(): TurnHost {
+    return {
+      ...this.toolHost(),
+      llm: this.deps.llm,
+      settings: this.setup.settings,
       turnSignal: AbortSignal.any([this.abort.signal, this.turnAbort.signal]),
       history: () => {
         const conversation = historyWindow(this.messages, this.deps.limits.historyMessages);
@@ -231,10 +286,9 @@ export class CallSession {
         if (message.role === 'assistant' && this.speaking) this.spokenMessage.set(this.speaking.id, message);
         if (message.role === 'assistant' && message.tool_calls && this.speaking) this.speaking = null;
       },
-      emit: (frame) => this.emit(frame),
       delta: (text) => {
         this.emit({ type: 'assistant_delta', text });
-        if (!this.voice) return;
+        if (this.voice?.kind !== 'pipeline') return;
         this.speaking ??= { id: `u${++this.utterances}`, write: this.voice.begin(`u${this.utterances}`) };
         this.speaking.write.delta(text);
       },
@@ -242,11 +296,6 @@ export class CallSession {
         if (!this.voice) return this.say(text);
         this.emit({ type: 'assistant_message', text });
         this.speaking?.write.end();
-      },
-      recordTool: (call, result) => this.recordTool(call, result),
-      toolsSlow: (names, elapsedMs) => {
-        this.emit({ type: 'tool_waiting', names, elapsedMs });
-        if (this.voice && !this.voice.speaking) this.voiceSay(TOOL_FILLER, undefined);
       },
     };
   }

@@ -11,8 +11,18 @@ export const MAX_ROUNDS = 8;
 /** Tool calls still running after this long are announced (a frame, and a filler on voice calls). */
 export const TOOL_WAIT_MS = 1_500;
 
-/** What a turn needs from its session (the tools through ToolDispatch). */
-export interface TurnHost extends ToolDispatch {
+/** What running tool calls needs from the session: the call's tools through ToolDispatch, and its frames and record. */
+export interface ToolHost extends ToolDispatch {
+  emit(frame: ServerFrame): void;
+  recordTool(call: ToolCallRequest, result: DispatchResult): void;
+  /** Tool calls have run for TOOL_WAIT_MS and are not done. */
+  toolsSlow(names: string[], elapsedMs: number): void;
+  /** A tool asked to end the call (end_call, a transfer that worked). */
+  apply(effect: ToolEffect): void;
+}
+
+/** What a turn needs from its session. */
+export interface TurnHost extends ToolHost {
   readonly llm: Llm;
   readonly settings: LlmSettings;
   /** Aborted to stop the turn (the caller spoke over the answer, or the call ends): no further LLM round. */
@@ -21,16 +31,10 @@ export interface TurnHost extends ToolDispatch {
   history(): ChatCompletionMessageParam[];
   /** Adds a message to the conversation. */
   remember(message: ChatCompletionMessageParam): void;
-  emit(frame: ServerFrame): void;
   /** Text is streaming out of the LLM (for voice: the next sentence may be spoken). */
   delta(text: string): void;
   /** A complete assistant utterance: sent as assistant_message and kept in the transcript. */
   say(text: string): void;
-  recordTool(call: ToolCallRequest, result: DispatchResult): void;
-  /** Tool calls have run for TOOL_WAIT_MS and are not done. */
-  toolsSlow(names: string[], elapsedMs: number): void;
-  /** A tool asked to end the call (end_call, a transfer that worked): the turn stops here. */
-  apply(effect: ToolEffect): void;
 }
 
 /**
@@ -62,19 +66,7 @@ export async function runTurn(host: TurnHost): Promise<void> {
       content: result.text || null,
       tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
     });
-    for (const call of result.toolCalls) host.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments });
-    const started = performance.now();
-    const slow = setTimeout(() => host.toolsSlow(result.toolCalls.map((c) => c.name), Math.round(performance.now() - started)), TOOL_WAIT_MS);
-    const results = await Promise.all(
-      result.toolCalls.map(async (call) => {
-        const outcome = await dispatchToolCall(host, call);
-        if (!signal.aborted) {
-          host.emit({ type: 'tool_result', id: call.id, name: call.name, ok: outcome.ok, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs });
-          host.recordTool(call, outcome);
-        }
-        return outcome;
-      }),
-    ).finally(() => clearTimeout(slow));
+    const results = await runToolCalls(host, result.toolCalls);
     if (signal.aborted) return;
     // Even after an interruption: the call ends as the tool said, and the LLM is not asked again.
     const effect = results.find((r) => r.effect)?.effect;
@@ -82,6 +74,27 @@ export async function runTurn(host: TurnHost): Promise<void> {
     // Even after an interruption: the history must answer every tool call it holds.
     result.toolCalls.forEach((call, i) => host.remember({ role: 'tool', tool_call_id: call.id, content: results[i]?.content ?? '' }));
   }
+}
+
+/**
+ * Runs tool calls in parallel (webhooks and call-control tools, through dispatchToolCall), with their `tool_call` and `tool_result`
+ * frames, their record, and a `toolsSlow` call when they take long. The results, in order.
+ */
+export async function runToolCalls(host: ToolHost, calls: readonly ToolCallRequest[]): Promise<DispatchResult[]> {
+  const { signal } = host.toolContext;
+  for (const call of calls) host.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments });
+  const started = performance.now();
+  const slow = setTimeout(() => host.toolsSlow(calls.map((c) => c.name), Math.round(performance.now() - started)), TOOL_WAIT_MS);
+  return Promise.all(
+    calls.map(async (call) => {
+      const outcome = await dispatchToolCall(host, call);
+      if (!signal.aborted) {
+        host.emit({ type: 'tool_result', id: call.id, name: call.name, ok: outcome.ok, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs });
+        host.recordTool(call, outcome);
+      }
+      return outcome;
+    }),
+  ).finally(() => clearTimeout(slow));
 }
 
 /**

@@ -184,6 +184,7 @@ describe('call-control tools on a transport with CallControl', () => {
   it('a key pressed while the assistant speaks interrupts it, like speech', async () => {
     let interrupted = 0;
     const voice: CallVoice = {
+      kind: 'pipeline',
       begin: () => ({ delta() {}, end() {} }),
       say() {},
       speaking: true,
@@ -201,6 +202,7 @@ describe('call-control tools on a transport with CallControl', () => {
     const said: { id: string; text: string }[] = [];
     let onSay: () => void = () => {};
     const voice: CallVoice = {
+      kind: 'pipeline',
       begin: () => ({ delta() {}, end() {} }),
       say: (id, text) => {
         said.push({ id, text });

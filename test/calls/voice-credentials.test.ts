@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { startElevenLabsFake, type ElevenLabsFake } from '../voice/fakes/elevenlabs.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
+import { startOpenAiRealtimeFake, type OpenAiRealtimeFake } from '../voice/fakes/openai-realtime.ts';
 import { connect } from './support/client.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
 
@@ -72,6 +73,71 @@ for (const dialect of DIALECTS) {
         assert.equal((await client.next('call_ended')).reason, 'error');
         assert.equal(tts.handshakes.length, from, 'no connection reached the provider');
         assert.equal((await callRecord(w, call.body.data.id)).failure.source, 'tts:elevenlabs');
+      } finally {
+        await w.close();
+      }
+    });
+  });
+}
+
+const ORG_OPENAI_KEY = 'sk-organization-realtime-0123456789';
+// What a speech_to_speech strategy with no settings asks of the model: the server's defaults for the rest.
+const PLAIN_SESSION = {
+  type: 'realtime', model: 'gpt-realtime', instructions: 'Be brief.', output_modalities: ['audio'],
+  audio: {
+    input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'gpt-4o-mini-transcribe' }, turn_detection: { type: 'server_vad', create_response: true, interrupt_response: true } },
+    output: { format: { type: 'audio/pcm', rate: 24000 } },
+  },
+  tools: [], tool_choice: 'auto',
+};
+
+for (const dialect of DIALECTS) {
+  describe(`speech_to_speech calls with the organization's own OpenAI credential (${dialect})`, () => {
+    let realtime: OpenAiRealtimeFake;
+    before(async () => {
+      realtime = await startOpenAiRealtimeFake({ apiKey: ORG_OPENAI_KEY, model: 'gpt-realtime', session: PLAIN_SESSION, greeting: 'Hello there.' });
+    });
+    after(() => realtime.close());
+
+    async function realtimeCall(w: World, baseUrl: string) {
+      const res = await w.api('POST', `${w.tenant.orgPath}/provider-credentials`, { provider: 'openai', apiKey: ORG_OPENAI_KEY, baseUrl });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const strategy = await w.api('POST', `${w.tenant.orgPath}/llm-generation-strategies`, { name: 'Realtime', type: 'speech_to_speech', parameters: {} });
+      assert.equal(strategy.status, 201, JSON.stringify(strategy.body));
+      const assistantId = await w.createAssistant({ name: 'Talker', systemPrompt: 'Be brief.', systemPromptGreeting: 'Hello there.', llmAudioContentGenerationStrategyId: strategy.body.data.id });
+      const call = await w.api('POST', `${w.tenant.orgPath}/assistants/${assistantId}/calls`, { audio: AUDIO });
+      return { id: call.body.data.id as string, client: await connect(call.body.data.websocketUrl) };
+    }
+
+    it('the model is reached with the organization\'s key at its base URL, not the platform\'s', { timeout: 30_000 }, async () => {
+      // The platform's OpenAI (the world's LLM) has another key and address: only the organization's credential reaches the fake.
+      const w = await startWorld(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8' });
+      try {
+        const from = realtime.handshakes.length;
+        const { id, client } = await realtimeCall(w, realtime.url);
+        assert.equal((await client.next('assistant_message', 15_000)).text, 'Hello there.');
+        assert.equal(realtime.handshakes[from]?.headers.authorization, `Bearer ${ORG_OPENAI_KEY}`);
+        client.send({ type: 'end' });
+        await client.closed;
+        realtime.violations.check();
+        assert.deepEqual((await callRecord(w, id)).providers, { realtime: 'openai' });
+        assert.ok(!w.logs().includes(ORG_OPENAI_KEY), 'the key is never logged');
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('a base URL whose name resolves to a refused address fails the call, naming realtime:openai, and nothing reaches it', { timeout: 30_000 }, async () => {
+      const w = await startWorld(dialect, { PARLEY_EGRESS_ALLOW: '' });
+      try {
+        const from = realtime.handshakes.length;
+        const { id, client } = await realtimeCall(w, realtime.url.replace('127.0.0.1', 'localhost'));
+        const error = await client.next('error', 15_000);
+        assert.match(error.message, /realtime:openai failed .*egress to localhost refused by the egress policy/);
+        assert.doesNotMatch(error.message, /127\.0\.0\.1|::1/, 'the resolved address is not the tenant\'s to learn');
+        assert.equal((await client.next('call_ended', 15_000)).reason, 'error');
+        assert.equal(realtime.handshakes.length, from, 'no connection reached the model');
+        assert.equal((await callRecord(w, id)).failure.source, 'realtime:openai');
       } finally {
         await w.close();
       }

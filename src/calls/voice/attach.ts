@@ -1,11 +1,14 @@
 import { createVad } from '../../voice/vad.ts';
+import { OpenAiRealtimeClient } from '../../voice/realtime/openai.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
-import type { CallFailure } from '../record.ts';
+import type { CallFailure, Log } from '../record.ts';
+import type { ToolWebhook } from '../tools.ts';
 import type { VoiceKit } from './kit.ts';
 import type { AudioLink } from './link.ts';
 import { providerFailure, VoicePipeline } from './pipeline.ts';
 import type { VoicePlan } from './plan.ts';
+import { RealtimeVoice } from './realtime.ts';
 import type { CallVoice, VoiceHost } from './voice.ts';
 
 /** A voice could not be opened: the failure names the provider. */
@@ -15,13 +18,45 @@ export class VoiceOpenError extends Error {
   }
 }
 
+export interface VoiceOpening {
+  plan: VoicePlan;
+  link: AudioLink;
+  host: VoiceHost;
+  /** Bounds the opening of the providers. */
+  signal: AbortSignal;
+  /** The assistant's prompt and tools: a realtime model is given them itself. */
+  instructions: string | null;
+  tools: readonly ToolWebhook[];
+  log: Log;
+}
+
 /**
- * Opens a call's voice as its plan says: the TTS and STT sessions and a VAD for a pipeline.
- * On a failure, whatever was opened is closed again and a VoiceOpenError names the provider.
+ * Opens a call's voice as its plan says. A pipeline's TTS and STT sessions are opened here; on a
+ * failure whatever was opened is closed again and a VoiceOpenError names the provider. A realtime
+ * voice connects once it is attached and reports a failure to connect to its host, like any later
+ * failure, so the caller hears the apology.
  */
-export async function openVoice(kit: VoiceKit, plan: VoicePlan, link: AudioLink, host: VoiceHost, signal: AbortSignal): Promise<CallVoice> {
+export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<CallVoice> {
+  const { plan, link, host, signal } = opening;
   if (plan.kind === 'unusable') throw new VoiceOpenError(plan.failure);
-  if (plan.kind === 'realtime') throw new VoiceOpenError({ source: 'realtime', statusCode: null, message: 'speech_to_speech calls are not available yet' });
+  // eSpeak is local: its opening needs no bound (and the call's opening signal may long have expired).
+  const fallbackTts = () => kit.tts('espeak').open({ apiKey: null, baseUrl: '', voice: {}, signal: new AbortController().signal });
+  if (plan.kind === 'realtime') {
+    return new RealtimeVoice({
+      link, pacer: kit.pacer, fallbackTts, log: opening.log,
+      connect: (connectSignal) => OpenAiRealtimeClient.connect({
+        ...plan.access, signal: connectSignal,
+        model: plan.model,
+        instructions: opening.instructions ?? '',
+        ...(plan.voice.voiceId ? { voice: plan.voice.voiceId } : {}),
+        ...(plan.voice.speed !== undefined ? { speed: plan.voice.speed } : {}),
+        tools: opening.tools.map((t) => ({ name: t.name, ...(t.spec.description !== undefined ? { description: t.spec.description } : {}), parameters: t.spec.parameters })),
+        vad: plan.vad,
+        ...(plan.transcriptionModel ? { transcriptionModel: plan.transcriptionModel } : {}),
+        ...(plan.language ? { language: plan.language } : {}),
+      }),
+    }, host, signal);
+  }
   let tts: TtsSession | null = null;
   let stt: SttSession | null = null;
   try {
@@ -38,7 +73,7 @@ export async function openVoice(kit: VoiceKit, plan: VoicePlan, link: AudioLink,
       link, pacer: kit.pacer, vad,
       tts: { session: ttsSession, provider: plan.tts.provider },
       stt: { session: sttSession, provider: plan.stt.provider },
-      fallbackTts: () => kit.tts('espeak').open({ apiKey: null, baseUrl: '', voice: {}, signal }),
+      fallbackTts,
     }, host);
   } catch (error) {
     await Promise.all([tts?.close(), stt?.close()]).catch(() => undefined);

@@ -5,12 +5,10 @@ import type { TtsSession } from '../../voice/tts/index.ts';
 import type { Vad } from '../../voice/vad.ts';
 import type { CallFailure } from '../record.ts';
 import type { AudioLink } from './link.ts';
+import { speakApology } from './apology.ts';
 import { Listener } from './listener.ts';
 import { Speaker } from './speaker.ts';
-import type { CallVoice, VoiceHost } from './voice.ts';
-
-/** How long an apology may take before the call ends anyway. */
-const APOLOGY_MS = 10_000;
+import type { SpeakingVoice, VoiceHost } from './voice.ts';
 
 export interface PipelineParts {
   link: AudioLink;
@@ -41,7 +39,8 @@ export function providerFailure(source: string, error: unknown): CallFailure {
  * session's LLM turn → text-to-speech → the caller, with barge-in. The session drives what is
  * said; the pipeline tells it what the caller said and what the caller heard.
  */
-export class VoicePipeline implements CallVoice {
+export class VoicePipeline implements SpeakingVoice {
+  readonly kind = 'pipeline';
   private speaker: Speaker;
   private readonly listener: Listener;
   private readonly opened: TtsSession[] = [];
@@ -87,22 +86,9 @@ export class VoicePipeline implements CallVoice {
       session = await this.parts.fallbackTts();
       this.opened.push(session);
     }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, APOLOGY_MS);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.speaker = new Speaker(this.parts.link, this.parts.pacer, session, {
-        firstAudio: () => {},
-        spoken: (id, heard, interrupted) => {
-          this.host.spoken(id, heard, interrupted);
-          done();
-        },
-        failed: done, // the apology itself failed: nothing more can be said
-      });
-      this.speaker.say('apology', text);
-    });
+    const apology = speakApology(this.parts.link, this.parts.pacer, session, text, this.host);
+    this.speaker = apology.speaker;
+    await apology.done;
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import type { LookupFunction } from 'node:net';
 import type { AudioFormat } from '../../voice/audio/format.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
+import type { RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
 import type { CallFailure } from '../record.ts';
 
@@ -25,7 +26,8 @@ export type VoicePlan =
   | {
       kind: 'realtime';
       audio: AudioFormat;
-      vad: VadSettings;
+      /** Only what the strategy sets: the server VAD's own defaults apply to the rest. */
+      vad: RealtimeVad;
       access: ProviderAccess;
       model: string;
       voice: VoiceSettings;

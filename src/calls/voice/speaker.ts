@@ -1,8 +1,8 @@
-import { createEncoder, type AudioEncoder } from '../../voice/audio/format.ts';
-import type { PacedOutput, Pacer } from '../../voice/pacer.ts';
+import type { Pacer } from '../../voice/pacer.ts';
 import { SentenceSplitter } from '../../voice/sentences.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
-import { frameBytes, silence, type AudioLink } from './link.ts';
+import type { AudioLink } from './link.ts';
+import { heardMs, VoiceOutput } from './output.ts';
 
 export interface SpeakerEvents {
   /** The first frame of an utterance went out to the peer (`at`: performance.now()). */
@@ -25,14 +25,11 @@ interface Utterance {
   splitter: SentenceSplitter;
   /** No more text will come. */
   ended: boolean;
-  firstQueued: boolean;
+  firstSent: boolean;
 }
 
-interface Frame {
-  bytes: Buffer;
-  /** Set on the first frame of an utterance. */
-  first: string | null;
-}
+/** A sentence's tag is `<utterance id>#<n>`. */
+const utteranceOf = (tag: string) => tag.slice(0, tag.lastIndexOf('#'));
 
 /** The words of `text` a listener heard when `fraction` of its audio went out (cut at a word boundary). */
 export function heardPart(text: string, fraction: number): string {
@@ -50,27 +47,24 @@ export function heardPart(text: string, fraction: number): string {
 export class Speaker {
   private readonly utterances = new Map<string, Utterance>();
   private readonly waiting: Sentence[] = [];
-  private readonly output: PacedOutput<Frame>;
-  private readonly frameSize: number;
-  private readonly fill: number;
+  private readonly output: VoiceOutput;
   private synthesis: AbortController | null = null;
   private closed = false;
 
   constructor(
-    private readonly link: AudioLink,
+    link: AudioLink,
     pacer: Pacer,
     private readonly tts: TtsSession,
     private readonly events: SpeakerEvents,
   ) {
-    this.frameSize = frameBytes(link.format);
-    this.fill = silence(link.format);
-    this.output = pacer.createOutput<Frame>({
-      lead: link.lead,
-      send: (frame) => {
-        link.sendFrame(frame.bytes);
-        if (frame.first) events.firstAudio(frame.first, performance.now());
+    this.output = new VoiceOutput(link, pacer, {
+      firstFrame: (tag) => {
+        const utterance = this.utterances.get(utteranceOf(tag));
+        if (!utterance || utterance.firstSent) return;
+        utterance.firstSent = true;
+        events.firstAudio(utterance.id, performance.now());
       },
-      onPlayed: (tag) => this.played(tag),
+      played: (tag) => this.played(tag),
     });
   }
 
@@ -88,7 +82,7 @@ export class Speaker {
 
   /** An utterance whose text streams in: `delta` as the LLM streams, `end` once it is final. */
   begin(id: string): { delta(text: string): void; end(): void } {
-    const utterance: Utterance = { id, sentences: [], splitter: new SentenceSplitter(), ended: false, firstQueued: false };
+    const utterance: Utterance = { id, sentences: [], splitter: new SentenceSplitter(), ended: false, firstSent: false };
     this.utterances.set(id, utterance);
     return {
       delta: (text) => this.add(utterance, utterance.splitter.push(text)),
@@ -106,21 +100,17 @@ export class Speaker {
    * synthesised is abandoned) and reports, for every utterance not yet over, what the caller heard.
    */
   interrupt(): void {
-    const report = this.output.clear();
+    const cut = heardMs(this.output.clear());
     this.synthesis?.abort();
     this.synthesis = null;
     this.waiting.length = 0;
-    const partial = new Map<string, number>();
-    let ahead = report.aheadMs;
-    // Sent frames the peer has not played yet belong to the latest sentence that went out.
-    for (const cut of [...report.cut].reverse()) {
-      const heardMs = Math.max(0, cut.sentMs - ahead);
-      ahead = Math.max(0, ahead - cut.sentMs);
-      partial.set(cut.tag, cut.sentMs + cut.droppedMs > 0 ? heardMs / (cut.sentMs + cut.droppedMs) : 0);
-    }
+    const fraction = (tag: string) => {
+      const part = cut.get(tag);
+      return part && part.totalMs > 0 ? part.heardMs / part.totalMs : 0;
+    };
     for (const utterance of [...this.utterances.values()]) {
       const heard = utterance.sentences
-        .map((s) => (s.played ? s.text : heardPart(s.text, partial.get(s.tag) ?? 0)))
+        .map((s) => (s.played ? s.text : heardPart(s.text, fraction(s.tag))))
         .filter(Boolean)
         .join(' ');
       this.utterances.delete(utterance.id);
@@ -152,9 +142,8 @@ export class Speaker {
     if (!sentence) return;
     const controller = new AbortController();
     this.synthesis = controller;
-    const utterance = this.utterances.get(sentence.tag.slice(0, sentence.tag.lastIndexOf('#')));
     try {
-      await this.synthesize(sentence, utterance, controller.signal);
+      await this.synthesize(sentence, controller.signal);
     } catch (error) {
       if (!controller.signal.aborted) {
         this.events.failed(error);
@@ -166,37 +155,16 @@ export class Speaker {
     void this.pump();
   }
 
-  private async synthesize(sentence: Sentence, utterance: Utterance | undefined, signal: AbortSignal): Promise<void> {
-    let encoder: AudioEncoder | null = null;
-    let rate = 0;
-    let carry = Buffer.alloc(0);
-    let queued = 0;
-    const enqueue = (bytes: Buffer) => {
-      const first = utterance && !utterance.firstQueued ? utterance.id : null;
-      if (utterance) utterance.firstQueued = true;
-      this.output.enqueue({ bytes, first }, sentence.tag);
-      queued++;
-    };
+  private async synthesize(sentence: Sentence, signal: AbortSignal): Promise<void> {
     for await (const chunk of this.tts.synthesize(sentence.text, signal)) {
       if (signal.aborted) return;
-      if (!encoder || chunk.sampleRate !== rate) {
-        rate = chunk.sampleRate;
-        encoder = createEncoder(rate, this.link.format);
-      }
-      const bytes = Buffer.concat([carry, encoder.encode(chunk.pcm)]);
-      let offset = 0;
-      for (; offset + this.frameSize <= bytes.length; offset += this.frameSize) enqueue(bytes.subarray(offset, offset + this.frameSize));
-      carry = bytes.subarray(offset);
+      this.output.write(sentence.tag, chunk.pcm, chunk.sampleRate);
     }
-    if (signal.aborted) return;
-    if (carry.length) enqueue(Buffer.concat([carry, Buffer.alloc(this.frameSize - carry.length, this.fill)]));
-    if (queued === 0) this.played(sentence.tag);
-    else this.output.end(sentence.tag);
+    if (!signal.aborted) this.output.end(sentence.tag);
   }
 
   private played(tag: string): void {
-    const id = tag.slice(0, tag.lastIndexOf('#'));
-    const utterance = this.utterances.get(id);
+    const utterance = this.utterances.get(utteranceOf(tag));
     const sentence = utterance?.sentences.find((s) => s.tag === tag);
     if (!utterance || !sentence) return;
     sentence.played = true;

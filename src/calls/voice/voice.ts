@@ -1,28 +1,53 @@
 import type { ServerFrame } from '../frames.ts';
 import type { CallFailure } from '../record.ts';
+import type { ToolCallRequest, ToolCallResult } from '../tool-call.ts';
 
-/** A voice call's voice, as the session drives it (src/calls/voice/pipeline.ts and realtime sessions implement it). */
-export interface CallVoice {
-  /** An utterance whose text streams in as the LLM writes it. */
-  begin(id: string): { delta(text: string): void; end(): void };
+/** What the session asks of any voice. */
+interface VoiceBase {
   /** An utterance whose text is whole (the greeting, a filler). */
   say(id: string, text: string): void;
   /** Something is being said or waits to be. */
   readonly speaking: boolean;
   /** Barge-in: stop now; every utterance not over is reported spoken, interrupted, with what was heard. */
   interrupt(): void;
-  /** The call fails: say this if the voice still can (a fallback voice when the TTS provider is what failed). */
+  /** The call fails: say this if the voice still can (a local voice when the provider is what failed). */
   apologize(text: string, failure: CallFailure): Promise<void>;
   close(): Promise<void>;
 }
+
+/** text_to_speech (src/calls/voice/pipeline.ts): speaks what the session's LLM turns write. */
+export interface SpeakingVoice extends VoiceBase {
+  readonly kind: 'pipeline';
+  /** An utterance whose text streams in as the LLM writes it. */
+  begin(id: string): { delta(text: string): void; end(): void };
+}
+
+/**
+ * speech_to_speech (src/calls/voice/realtime.ts): a realtime model holds the conversation and
+ * answers the caller itself; the session records it, runs its tools and keeps the limits.
+ */
+export interface ConversingVoice extends VoiceBase {
+  readonly kind: 'realtime';
+  /** The caller typed this (a `user_message`): the model is given it and answers it aloud. */
+  tell(text: string): void;
+}
+
+/** A voice call's voice, as the session drives it. */
+export type CallVoice = SpeakingVoice | ConversingVoice;
 
 /** What a voice tells its session. */
 export interface VoiceHost {
   frame(frame: ServerFrame): void;
   /** The caller started speaking (the session decides whether it is a barge-in). */
   speechStarted(): void;
-  /** The caller said this; `endedAt` is performance.now() when the VAD decided the speech ended. */
+  /** Pipeline: the caller said this, to be answered; `endedAt` is performance.now() when the VAD decided the speech ended. */
   userSaid(text: string, endedAt: number): void;
+  /** Realtime: the caller's turn ended (`at`: performance.now()); the latency of the answer counts from here. */
+  turnEnded(at: number): void;
+  /** Realtime: the caller said this in a turn the model answers itself; recorded and counted against the limits. */
+  heard(text: string): void;
+  /** Realtime: the tool calls of one response, run through the tool webhooks; their results, in order. */
+  runTools(calls: ToolCallRequest[]): Promise<ToolCallResult[]>;
   firstAudio(id: string, at: number): void;
   spoken(id: string, heard: string, interrupted: boolean): void;
   failed(failure: CallFailure): void;

@@ -98,7 +98,10 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
     session.start(transport, setup.voice?.audio);
     if (setup.voice && link) {
       // The providers open while the call has started: the greeting waits for them, a failure ends the call saying why.
-      openVoice(voice, setup.voice, link, session.voiceHost(), AbortSignal.timeout(15_000))
+      openVoice(voice, {
+        plan: setup.voice, link, host: session.voiceHost(), signal: AbortSignal.timeout(15_000),
+        instructions: setup.systemPrompt, tools: setup.tools, log: request.log,
+      })
         .then((v) => session.attachVoice(v))
         .catch((err: unknown) => session.fail(err instanceof VoiceOpenError ? err.failure : { source: 'voice', statusCode: null, message: 'the voice could not be opened' }));
     }

@@ -5,6 +5,7 @@ import { resolveProviderAccess } from '../providers/providers.service.ts';
 import type { ProviderAccess, VoicePlan } from '../../calls/voice/plan.ts';
 import type { CallFailure } from '../../calls/record.ts';
 import type { AudioFormat, Encoding } from '../../voice/audio/format.ts';
+import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
 import { DEEPGRAM_BASE_URL } from '../../voice/stt/deepgram.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import { DEFAULT_TTS_BASE_URLS, type TtsProviderName } from '../../voice/tts/index.ts';
@@ -22,7 +23,6 @@ export type ResolveAccess = (organizationId: string, provider: KeyedProvider) =>
 
 const SPEAKING: readonly string[] = ['elevenlabs', 'openai', 'cartesia', 'espeak'] satisfies TtsProviderName[];
 const DEFAULT_OPENAI = 'https://api.openai.com/v1';
-export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
 
 /** The organization's provider credential first, then the platform's (resolveProviderAccess), with the public default base URL. */
 export function organizationAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config' | 'egress'>): ResolveAccess {
@@ -77,10 +77,17 @@ export async function voicePlanFor(
   const { provider: voiceProvider, ...voiceFields } = parameters.voice ?? {};
   const voice = { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) };
   if (strategy?.type === 'speech_to_speech') {
-    const access = await accessFor(resolve, organizationId, 'openai', 'realtime');
+    const access = await accessFor(resolve, organizationId, 'openai', 'realtime:openai');
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
+    const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
     return {
-      kind: 'realtime', audio: format, vad, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      kind: 'realtime', audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
+      vad: {
+        ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
+        ...(stopDuration !== undefined ? { stopDuration } : {}),
+        ...(backbufferDuration !== undefined ? { backbufferDuration } : {}),
+      },
       ...(parameters.transcriber?.provider === 'openai' && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     };

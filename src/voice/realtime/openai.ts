@@ -38,13 +38,16 @@ export class RealtimeError extends Error {
 export interface RealtimeEvents {
   /** Assistant speech, PCM16 mono at 24 kHz. */
   audio: [{ responseId: string; itemId: string; pcm: Int16Array; sampleRate: number }];
-  assistantTranscriptDelta: [{ itemId: string; delta: string }];
-  assistantTranscript: [{ itemId: string; text: string }];
+  assistantTranscriptDelta: [{ responseId: string; itemId: string; delta: string }];
+  assistantTranscript: [{ responseId: string; itemId: string; text: string }];
   userTranscript: [{ itemId: string; text: string }];
   speechStarted: [{ itemId: string; audioStartMs: number }];
   speechStopped: [{ itemId: string; audioEndMs: number }];
   toolCall: [{ callId: string; name: string; arguments: string; itemId: string; responseId: string }];
-  responseDone: [{ responseId: string; status: string }];
+  /** `metadata`: what the response.create that asked for it carried (none for the server VAD's own responses). */
+  responseCreated: [{ responseId: string; metadata: Record<string, string> }];
+  /** `error`: why a `failed` response failed (the API gives a type and a code, no text). */
+  responseDone: [{ responseId: string; status: string; metadata: Record<string, string>; error?: { type?: string; code?: string } }];
   /** Errors the server reports; a session goes on after most of them. Without a listener they are dropped. */
   error: [RealtimeError];
   close: [{ code: number }];
@@ -82,7 +85,31 @@ export class OpenAiRealtimeClient extends EventEmitter<RealtimeEvents> {
   /** The result of a tool call, then a new response so the model speaks about it. */
   sendToolResult(callId: string, output: string, respond = true): void {
     this.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output } });
-    if (respond) this.send({ type: 'response.create' });
+    if (respond) this.createResponse();
+  }
+
+  /** A typed message from the caller: a user item, then a response so the model answers it (the server VAD only answers speech). */
+  sendUserText(text: string): void {
+    this.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
+    this.createResponse();
+  }
+
+  /**
+   * Asks the model to speak now, outside the server VAD's turns (the greeting, an answer after
+   * tool results). `instructions` replace the session's for this response only; `metadata`
+   * comes back with its `responseCreated` and `responseDone`.
+   */
+  createResponse(options: { instructions?: string; toolChoice?: 'auto' | 'none'; metadata?: Record<string, string> } = {}): void {
+    const { instructions, toolChoice, metadata } = options;
+    if (instructions === undefined && toolChoice === undefined && metadata === undefined) return this.send({ type: 'response.create' });
+    this.send({
+      type: 'response.create',
+      response: {
+        ...(instructions !== undefined ? { instructions } : {}),
+        ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+        ...(metadata !== undefined ? { metadata } : {}),
+      },
+    });
   }
 
   cancelResponse(): void {
@@ -143,10 +170,10 @@ export class OpenAiRealtimeClient extends EventEmitter<RealtimeEvents> {
         this.emit('audio', { responseId: event.response_id, itemId: event.item_id, pcm: pcm16FromBytes(Buffer.from(event.delta, 'base64')), sampleRate: REALTIME_SAMPLE_RATE });
         break;
       case 'response.output_audio_transcript.delta':
-        this.emit('assistantTranscriptDelta', { itemId: event.item_id, delta: event.delta });
+        this.emit('assistantTranscriptDelta', { responseId: event.response_id, itemId: event.item_id, delta: event.delta });
         break;
       case 'response.output_audio_transcript.done':
-        this.emit('assistantTranscript', { itemId: event.item_id, text: event.transcript });
+        this.emit('assistantTranscript', { responseId: event.response_id, itemId: event.item_id, text: event.transcript });
         break;
       case 'conversation.item.input_audio_transcription.completed':
         this.emit('userTranscript', { itemId: event.item_id, text: event.transcript });
@@ -160,9 +187,15 @@ export class OpenAiRealtimeClient extends EventEmitter<RealtimeEvents> {
       case 'response.function_call_arguments.done':
         this.emit('toolCall', { callId: event.call_id, name: event.name, arguments: event.arguments, itemId: event.item_id, responseId: event.response_id });
         break;
-      case 'response.done':
-        this.emit('responseDone', { responseId: event.response.id ?? '', status: event.response.status ?? 'completed' });
+      case 'response.created':
+        this.emit('responseCreated', { responseId: event.response.id ?? '', metadata: { ...event.response.metadata } });
         break;
+      case 'response.done': {
+        const { id, status, metadata, status_details: details } = event.response;
+        const error = details?.error ? { ...(details.error.type ? { type: details.error.type } : {}), ...(details.error.code ? { code: details.error.code } : {}) } : undefined;
+        this.emit('responseDone', { responseId: id ?? '', status: status ?? 'completed', metadata: { ...metadata }, ...(error ? { error } : {}) });
+        break;
+      }
       case 'error':
         if (this.listenerCount('error') > 0) this.emit('error', new RealtimeError(this.clean(event.error.message), { code: event.error.code ?? undefined }));
         break;

@@ -46,7 +46,8 @@ export function realtimeSessionConfig(settings: RealtimeSessionSettings): Realti
     audio: {
       input: {
         format,
-        transcription: { model: settings.transcriptionModel ?? DEFAULT_TRANSCRIPTION_MODEL, ...(settings.language ? { language: settings.language } : {}) },
+        // The transcription language is ISO-639-1: a strategy's `en-US` is sent as `en`.
+        transcription: { model: settings.transcriptionModel ?? DEFAULT_TRANSCRIPTION_MODEL, ...(settings.language ? { language: settings.language.split('-')[0]! } : {}) },
         turn_detection: {
           type: 'server_vad',
           ...(vad.confidenceThreshold !== undefined ? { threshold: vad.confidenceThreshold } : {}),

@@ -5,8 +5,11 @@
  * real (energy) VAD over the appended 24 kHz audio: speech starts the turn, `silenceMs` of quiet
  * ends it. Then it transcribes (the scripted transcript), optionally calls a function and waits
  * for its `function_call_output` and `response.create`, and answers with espeak-ng speech as
- * `response.output_audio.delta` events. Talking over an answer cancels it, as server VAD with
- * `interrupt_response` does.
+ * `response.output_audio.delta` events, its transcript streaming beside the audio word by word.
+ * Talking over an answer cancels it, as server VAD with `interrupt_response` does. A
+ * `response.create` with instructions (the greeting) is answered with the expected greeting,
+ * after checking that the instructions quote it; its metadata comes back on the response. A
+ * typed user message (a `message` item) is the next scripted turn, answered on `response.create`.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { WebSocket } from 'ws';
@@ -25,6 +28,8 @@ export interface RealtimeExpectations {
   model: string;
   /** Exactly the `session` object the client must send first. */
   session: Record<string, unknown>;
+  /** The greeting a `response.create` with instructions must ask for word for word; it is what the fake then says. */
+  greeting?: string;
 }
 
 export interface SentResponse {
@@ -33,6 +38,7 @@ export interface SentResponse {
   text: string;
   pcm: Int16Array;
   status: 'in_progress' | 'completed' | 'cancelled';
+  metadata: Record<string, string> | null;
 }
 
 export interface OpenAiRealtimeFake {
@@ -45,10 +51,16 @@ export interface OpenAiRealtimeFake {
   /** All caller audio appended so far (24 kHz). */
   appended(): Int16Array;
   toolOutputs: { callId: string; output: string }[];
+  /** Typed user messages (`message` items with one `input_text`), each taken as the next scripted turn. */
+  userTexts: string[];
   truncations: { itemId: string; audioEndMs: number }[];
   cancels: number;
   sent: SentResponse[];
   setTurns(turns: RealtimeTurn[]): void;
+  /** A status to refuse every handshake with (null: accept those with the right key). */
+  refuseHandshakes: number | null;
+  /** Closes every open session from the server side, as OpenAI does when a session ends. */
+  closeConnections(code: number, reason: string): void;
   /** Quiet needed to end a caller's turn. */
   silenceMs: number;
   chunkIntervalMs: number;
@@ -69,14 +81,19 @@ const CLIENT_EVENTS: Record<string, { allowed: string[]; required: string[] }> =
 export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Promise<OpenAiRealtimeFake> {
   const violations = new Violations();
   const appended: Int16Array[] = [];
+  const sockets = new Set<WebSocket>();
   let turns: RealtimeTurn[] = [];
   let ids = 0;
   const id = (prefix: string) => `${prefix}_${++ids}`;
 
   const fake: Omit<OpenAiRealtimeFake, 'url' | 'close'> = {
-    violations, handshakes: [], events: [], toolOutputs: [], truncations: [], cancels: 0, sent: [],
+    violations, handshakes: [], events: [], toolOutputs: [], userTexts: [], truncations: [], cancels: 0, sent: [],
     appended: () => concatPcm(appended),
     setTurns: (next) => (turns = [...next]),
+    refuseHandshakes: null,
+    closeConnections: (code, reason) => {
+      for (const socket of sockets) socket.close(code, reason);
+    },
     silenceMs: 400,
     chunkIntervalMs: 5,
   };
@@ -85,6 +102,7 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
     upgrade(req) {
       const url = new URL(req.url ?? '/', 'http://fake');
       fake.handshakes.push({ path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers });
+      if (fake.refuseHandshakes !== null) return fake.refuseHandshakes;
       if (req.headers.authorization !== `Bearer ${expect.apiKey}`) return 401;
       if (url.pathname !== '/v1/realtime') violations.add(`path ${url.pathname}`);
       if (url.searchParams.get('model') !== expect.model) violations.add(`model ${url.searchParams.get('model')}`);
@@ -94,6 +112,8 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
   });
 
   function converse(socket: WebSocket) {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
     const send = (event: Record<string, unknown>) => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ event_id: id('event'), ...event }));
     };
@@ -102,35 +122,44 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
     let speech: { itemId: string; startMs: number; quietSamples: number } | null = null;
     let active: SentResponse | null = null;
     let waitingForTool: { callId: string; outputSeen: boolean; turn: RealtimeTurn } | null = null;
+    let typed: RealtimeTurn | null = null;
 
     const violate = (message: string) => {
       violations.add(message);
       send({ type: 'error', error: { type: 'invalid_request_error', code: 'fake_violation', message, param: null, event_id: null } });
     };
 
-    async function respond(text: string) {
-      const response: SentResponse = { responseId: id('resp'), itemId: id('item'), text, pcm: new Int16Array(0), status: 'in_progress' };
+    async function respond(text: string, metadata: Record<string, string> | null = null) {
+      const response: SentResponse = { responseId: id('resp'), itemId: id('item'), text, pcm: new Int16Array(0), status: 'in_progress', metadata };
       active = response;
       fake.sent.push(response);
-      send({ type: 'response.created', response: { id: response.responseId, object: 'realtime.response', status: 'in_progress', output: [] } });
+      const shell = (status: string) => ({ id: response.responseId, object: 'realtime.response', status, output: [], metadata });
+      send({ type: 'response.created', response: shell('in_progress') });
       send({ type: 'response.output_item.added', response_id: response.responseId, output_index: 0, item: { id: response.itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] } });
       const pcm = await speak(text, 24000);
       const parts: Int16Array[] = [];
-      for (let offset = 0; offset < pcm.length; offset += 2400) {
+      const words = text.split(/(?<=\s)/);
+      let wordsSent = 0;
+      const chunks = Math.ceil(pcm.length / 2400);
+      for (let offset = 0, chunk = 0; offset < pcm.length; offset += 2400, chunk++) {
         if (response.status !== 'in_progress' || socket.readyState !== socket.OPEN) break;
-        const chunk = pcm.subarray(offset, offset + 2400);
-        send({ type: 'response.output_audio.delta', response_id: response.responseId, item_id: response.itemId, output_index: 0, content_index: 0, delta: pcmBytes(chunk).toString('base64') });
-        parts.push(chunk);
+        // The transcript runs with the audio: the words up to this chunk's share of the text.
+        const upTo = Math.ceil((words.length * (chunk + 1)) / chunks);
+        const delta = words.slice(wordsSent, upTo).join('');
+        wordsSent = Math.max(wordsSent, upTo);
+        if (delta) send({ type: 'response.output_audio_transcript.delta', response_id: response.responseId, item_id: response.itemId, output_index: 0, content_index: 0, delta });
+        const piece = pcm.subarray(offset, offset + 2400);
+        send({ type: 'response.output_audio.delta', response_id: response.responseId, item_id: response.itemId, output_index: 0, content_index: 0, delta: pcmBytes(piece).toString('base64') });
+        parts.push(piece);
         response.pcm = concatPcm(parts);
         await delay(fake.chunkIntervalMs);
       }
       if (response.status === 'in_progress') {
         response.status = 'completed';
-        send({ type: 'response.output_audio_transcript.delta', response_id: response.responseId, item_id: response.itemId, output_index: 0, content_index: 0, delta: text });
         send({ type: 'response.output_audio.done', response_id: response.responseId, item_id: response.itemId, output_index: 0, content_index: 0 });
         send({ type: 'response.output_audio_transcript.done', response_id: response.responseId, item_id: response.itemId, output_index: 0, content_index: 0, transcript: text });
       }
-      send({ type: 'response.done', response: { id: response.responseId, object: 'realtime.response', status: response.status, output: [] } });
+      send({ type: 'response.done', response: shell(response.status) });
       if (active === response) active = null;
     }
 
@@ -174,6 +203,31 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
       samples += pcm.length;
     }
 
+    /** A response asked for with instructions: only the greeting, said word for word, with no tools. */
+    function greet(response: Record<string, unknown>) {
+      const wrong = sameKeys(response, ['instructions', 'tool_choice', 'metadata'], ['instructions']);
+      if (wrong) return violate(`response.create response: ${wrong}`);
+      if (!expect.greeting || !String(response.instructions).includes(expect.greeting)) return violate(`response.create instructions ${JSON.stringify(response.instructions)} do not quote the greeting`);
+      if (response.tool_choice !== undefined && response.tool_choice !== 'none') return violate(`greeting tool_choice ${JSON.stringify(response.tool_choice)}`);
+      const metadata = (response.metadata ?? null) as Record<string, string> | null;
+      if (metadata && Object.values(metadata).some((v) => typeof v !== 'string')) return violate('metadata values must be strings');
+      return void respond(expect.greeting, metadata);
+    }
+
+    /** A typed caller message: a user item holding one input_text, taken as the next scripted turn; response.create answers it. */
+    function userText(item: Record<string, unknown>) {
+      const wrong = sameKeys(item, ['type', 'role', 'content', 'id'], ['type', 'role', 'content']);
+      const content = item.content as Record<string, unknown>[] | undefined;
+      const part = Array.isArray(content) && content.length === 1 ? content[0]! : null;
+      if (wrong || item.role !== 'user' || !part || part.type !== 'input_text' || typeof part.text !== 'string' || sameKeys(part, ['type', 'text'], ['type', 'text'])) {
+        return violate(`conversation.item.create message: ${JSON.stringify(item)}`);
+      }
+      fake.userTexts.push(part.text);
+      typed = turns.shift() ?? { transcript: part.text, reply: 'I did not expect that.' };
+      if (typed.transcript !== part.text) violate(`typed ${JSON.stringify(part.text)}, scripted ${JSON.stringify(typed.transcript)}`);
+      return send({ type: 'conversation.item.added', previous_item_id: null, item: { id: id('item'), type: 'message', role: 'user', content: [part] } });
+    }
+
     socket.on('message', (data) => {
       let event: Record<string, unknown>;
       try {
@@ -195,10 +249,14 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
           }
           configured = true;
           return send({ type: 'session.updated', session: { object: 'realtime.session', id: 'sess_fake', ...(event.session as object) } });
-        case 'input_audio_buffer.append':
+        case 'input_audio_buffer.append': {
+          const bytes = Buffer.from(String(event.audio), 'base64').length;
+          if (bytes === 0 || bytes % 2 !== 0) return violate(`input_audio_buffer.append of ${bytes} bytes: not whole PCM16 samples`);
           return hear(pcmFromBase64(String(event.audio)));
+        }
         case 'conversation.item.create': {
           const item = event.item as Record<string, unknown>;
+          if (item.type === 'message') return userText(item);
           const itemWrong = sameKeys(item, ['type', 'call_id', 'output', 'id'], ['type', 'call_id', 'output']);
           if (item.type !== 'function_call_output' || itemWrong) return violate(`conversation.item.create: ${itemWrong ?? String(item.type)}`);
           if (!waitingForTool || item.call_id !== waitingForTool.callId) return violate(`function_call_output for unknown call ${String(item.call_id)}`);
@@ -207,9 +265,14 @@ export async function startOpenAiRealtimeFake(expect: RealtimeExpectations): Pro
           return send({ type: 'conversation.item.added', previous_item_id: null, item: { id: id('item'), type: 'function_call_output', call_id: item.call_id, output: item.output } });
         }
         case 'response.create': {
+          if (active) {
+            return send({ type: 'error', error: { type: 'invalid_request_error', code: 'conversation_already_has_active_response', message: 'Conversation already has an active response in progress', param: null, event_id: null } });
+          }
+          if (event.response !== undefined) return greet(event.response as Record<string, unknown>);
           if (waitingForTool && !waitingForTool.outputSeen) return violate('response.create before the function_call_output');
-          const reply = waitingForTool?.turn.reply ?? 'Yes?';
+          const reply = waitingForTool?.turn.reply ?? typed?.reply ?? 'Yes?';
           waitingForTool = null;
+          typed = null;
           return void respond(reply);
         }
         case 'response.cancel':

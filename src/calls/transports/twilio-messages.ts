@@ -42,10 +42,11 @@ export const TwilioMessages = {
 export type TwilioMessage = { [K in keyof typeof TwilioMessages]: Static<(typeof TwilioMessages)[K]> }[keyof typeof TwilioMessages];
 export type TwilioStart = Static<typeof TwilioMessages.start>['start'];
 
-/** What Parley sends back: audio, and `clear` on barge-in. */
+/** What Parley sends back: audio, `clear` on barge-in, and a mark before it closes the socket. */
 export type ToTwilio =
   | { event: 'media'; streamSid: string; media: { payload: string } }
-  | { event: 'clear'; streamSid: string };
+  | { event: 'clear'; streamSid: string }
+  | { event: 'mark'; streamSid: string; mark: { name: string } };
 
 const checkers: Record<string, { Check(value: unknown): boolean }> = Object.fromEntries(
   Object.entries(TwilioMessages).map(([event, schema]) => [event, Compile(schema)]),

@@ -16,6 +16,10 @@ const TWILIO_ENCODING = 'audio/x-mulaw';
  * and the pacer subtracts it from what the caller heard. The same 100 ms as the call WebSocket.
  */
 export const TWILIO_AUDIO_LEAD = 5;
+/** The mark sent before the socket closes: Twilio echoes it once the audio ahead of it has played. */
+export const CLOSING_MARK = 'parley-call-ended';
+/** The longest the close waits for that echo: the lead's 100 ms, plus a round trip with room to spare. */
+export const CLOSE_DRAIN_MS = 1_500;
 
 export interface TwilioStreamHandlers {
   /** The `start` message: the stream's ids and format. The caller's audio flows from here on. */
@@ -36,15 +40,19 @@ const bytes = (data: RawData) => (Array.isArray(data) ? Buffer.concat(data) : Bu
  * A call over a Twilio Media Streams WebSocket (`<Connect><Stream>`), or any trunk that speaks
  * that protocol. Audio goes both ways as `media` messages of base64 mu-law; barge-in sends
  * `clear`. The call's JSON frames (transcripts, tool frames) have no place in this protocol and
- * are not sent: the call record keeps all of them. Marks from Twilio are accepted and ignored
- * (Parley sends none; see docs/twilio.md for why). Malformed messages are ignored, up to
- * MAX_BAD_FRAMES, after which the socket is closed.
+ * are not sent: the call record keeps all of them. One mark is used: when the call ends, the
+ * socket closes only once Twilio has played the audio it still buffers (the lead), so the
+ * goodbye is not cut; see docs/twilio.md for why marks are not used for barge-in. Malformed
+ * messages are ignored, up to MAX_BAD_FRAMES, after which the socket is closed.
  */
 export function twilioMediaStreamTransport(socket: WebSocket, info: TransportInfo, handlers: TwilioStreamHandlers): { transport: CallTransport; link: AudioLink } {
   const listeners: ((chunk: Buffer) => void)[] = [];
   let streamSid: string | null = null;
   let stopped = false;
   let badMessages = 0;
+  /** Audio sent since the last `clear`: only then may Twilio still be playing. */
+  let unplayed = false;
+  let drained: (() => void) | null = null;
   const out = (message: ToTwilio) => {
     if (socket.readyState !== socket.OPEN) return;
     if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return void socket.terminate();
@@ -55,17 +63,32 @@ export function twilioMediaStreamTransport(socket: WebSocket, info: TransportInf
     // JSON frames are Parley's own protocol; Twilio would not understand them.
     send: () => {},
     close() {
-      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(1000, 'call ended');
+      const shut = () => {
+        if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(1000, 'call ended');
+      };
+      if (drained) return; // already waiting for the echo
+      if (!streamSid || stopped || !unplayed || socket.readyState !== socket.OPEN) return shut();
+      // Closing the socket ends Twilio's stream at once, dropping what it has not played yet.
+      const timer = setTimeout(() => drained?.(), CLOSE_DRAIN_MS).unref();
+      drained = () => {
+        clearTimeout(timer);
+        shut();
+      };
+      out({ event: 'mark', streamSid, mark: { name: CLOSING_MARK } });
     },
   };
   const link: AudioLink = {
     format: TWILIO_AUDIO,
     lead: TWILIO_AUDIO_LEAD,
     sendFrame(frame) {
-      if (streamSid) out({ event: 'media', streamSid, media: { payload: frame.toString('base64') } });
+      if (!streamSid) return;
+      unplayed = true;
+      out({ event: 'media', streamSid, media: { payload: frame.toString('base64') } });
     },
     flushPeer() {
-      if (streamSid) out({ event: 'clear', streamSid });
+      if (!streamSid) return;
+      unplayed = false;
+      out({ event: 'clear', streamSid });
     },
     onAudio: (listener) => void listeners.push(listener),
   };
@@ -99,11 +122,16 @@ export function twilioMediaStreamTransport(socket: WebSocket, info: TransportInf
         if (stopped) return;
         stopped = true;
         return handlers.stopped();
-      case 'connected':
       case 'mark':
+        if (message.mark.name === CLOSING_MARK) drained?.();
+        return;
+      case 'connected':
         return;
     }
   });
-  socket.on('close', () => handlers.closed());
+  socket.on('close', () => {
+    drained = null;
+    handlers.closed();
+  });
   return { transport, link };
 }

@@ -118,8 +118,8 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 200, res.text);
       assert.match(res.type, /^text\/xml/);
       const { local, callId } = streamUrl(res.text);
-      const client = await connectTwilioStream(local, { accountSid: ACCOUNT_SID, callSid: form.CallSid!, streamSid: `MZ${callId.replace(/-/g, '')}` });
-      client.start({ caller: form.From! });
+      const client = await connectTwilioStream(local, { accountSid: ACCOUNT_SID, callSid: form.CallSid, streamSid: `MZ${callId.replace(/-/g, '')}` });
+      client.start({ caller: form.From });
       return { client, callId, form };
     }
 
@@ -148,7 +148,7 @@ for (const dialect of DIALECTS) {
       // The greeting, as Twilio would play it: mu-law 8 kHz, the same speech the TTS made.
       await heardFrom(client, ttsFrom);
       assert.equal(tts.sent[ttsFrom]?.text.trim(), GREETING);
-      const made = createEncoder(16000, { encoding: 'pcm_s16le', sampleRate: 8000 }).encode(tts.sent[ttsFrom]!.pcm);
+      const made = createEncoder(16000, { encoding: 'pcm_s16le', sampleRate: 8000 }).encode(tts.sent[ttsFrom].pcm);
       const reference = new Int16Array(made.buffer, made.byteOffset, made.length / 2);
       const got = decodeMulaw(client.audio());
       const match = similarity(reference, got.subarray(0, reference.length + 160), 64);

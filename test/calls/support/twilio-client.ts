@@ -78,11 +78,12 @@ export function connectTwilioStream(url: string, ids: StreamIds): Promise<Twilio
     }, 20);
     socket.on('message', (data, isBinary) => {
       if (isBinary) return void violations.push('a binary frame (Twilio takes JSON text only)');
+      const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer)).toString('utf8');
       let message: any;
       try {
-        message = JSON.parse(String(data));
+        message = JSON.parse(text);
       } catch {
-        return void violations.push(`not JSON: ${String(data).slice(0, 80)}`);
+        return void violations.push(`not JSON: ${text.slice(0, 80)}`);
       }
       received.push({ at: performance.now(), message });
       if (message.streamSid !== ids.streamSid) violations.push(`${message.event} for streamSid ${message.streamSid}`);

@@ -48,6 +48,7 @@ import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
 import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
 import { tokenAuthenticator } from './modules/tokens/tokens.auth.ts';
 import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
+import { twilioVoiceRoutes } from './modules/twilio/twilio.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { createToolSpecAjv } from './http/validation.ts';
 import { buildRunner } from './workers.ts';
@@ -172,6 +173,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(callRecordRoutes);
     await org.register(deliveryRoutes);
   }), { prefix: ORG_PREFIX });
+  // Under the organization's path but authenticated by Twilio's signature, not a token: outside the scope hook.
+  await app.register(twilioVoiceRoutes, { prefix: ORG_PREFIX, deps: calls });
   const llm = options.llm ?? createLlm({
     baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
   });

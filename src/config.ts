@@ -37,7 +37,7 @@ const SETTINGS_TABLE = {
   adminToken: { name: 'PARLEY_ADMIN_TOKEN', default: '', description: 'the platform admin token (32+ characters); unset: one is generated on first start, printed once, and only its hash kept', parse: parseAdminToken },
   secretKey: { name: 'PARLEY_SECRET_KEY', default: '', description: '32 bytes, base64, that encrypt secrets at rest; unset with SQLite: generated into secret.key beside the database file; required with PostgreSQL', parse: (v: string) => v },
   egressAllow: { name: 'PARLEY_EGRESS_ALLOW', default: '', description: 'comma-separated CIDRs that tool webhooks, event hooks, SIP and tenants\' provider base URLs may reach although private or loopback', parse: (v: string) => v },
-  publicUrl: { name: 'PARLEY_PUBLIC_URL', default: '', description: 'the public base URL of the service, for the websocketUrl of calls (else the request\'s host)', parse: (v: string) => v || null },
+  publicUrl: { name: 'PARLEY_PUBLIC_URL', default: '', description: 'the public base URL of the service, for the websocketUrl of calls and the URL Twilio signs (else the request\'s host)', parse: (v: string) => v || null },
   logLevel: { name: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent', parse: parseLogLevel },
   trustProxy: { name: 'PARLEY_TRUST_PROXY', default: '', description: 'trust X-Forwarded-For from these proxies (comma-separated addresses or CIDRs, or true for any) to find the client address', parse: parseTrustProxy },
   schedulerEnabled: { name: 'PARLEY_SCHEDULER', default: 'on', description: 'off runs parley serve as API only (run parley worker processes for tasks, event hooks and sweeps)', parse: (v: string) => parseSwitch('PARLEY_SCHEDULER', v) },

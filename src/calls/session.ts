@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { offeredControls, type ControlTool } from './control-tools.ts';
 import type { DispatchResult } from './dispatch.ts';
 import { DtmfGather, dtmfText, systemTimers } from './dtmf.ts';
 import type { EndReason, ServerFrame } from './frames.ts';
@@ -84,6 +85,11 @@ export class CallSession {
     if (!audio) this.greet();
     this.maxTimer = setTimeout(() => void this.end('max_duration'), this.deps.limits.maxMs).unref();
     this.touch();
+  }
+
+  /** The call-control tools this call's model may use: end_call always, the rest when its transport can. */
+  offeredControls(): ControlTool[] {
+    return offeredControls(this.setup.controls, this.transport?.control);
   }
 
   /** A voice call's voice is ready: it greets, and speaks every answer from now on. */
@@ -403,6 +409,9 @@ export class CallSession {
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
     this.keys.close();
+    // Audio still going out when the call ends (the caller hung up as the last words played) is
+    // cut there: what went out is recorded as heard, like a barge-in, before the voice closes.
+    if (this.voice?.speaking) this.voice.interrupt();
     this.abort.abort();
     this.markVoiceReady();
     await this.voice?.close().catch(() => undefined);

@@ -3,6 +3,7 @@ import { OpenAiRealtimeClient } from '../../voice/realtime/openai.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
 import type { CallFailure, Log } from '../record.ts';
+import { controlFunctionTools, type ControlTool } from '../control-tools.ts';
 import type { ToolWebhook } from '../tools.ts';
 import type { VoiceKit } from './kit.ts';
 import type { AudioLink } from './link.ts';
@@ -27,6 +28,8 @@ export interface VoiceOpening {
   /** The assistant's prompt and tools: a realtime model is given them itself. */
   instructions: string | null;
   tools: readonly ToolWebhook[];
+  /** The call-control tools the call's transport can do (end_call always), offered to a realtime model beside the webhooks. */
+  controls?: readonly ControlTool[];
   log: Log;
 }
 
@@ -50,7 +53,10 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
         instructions: opening.instructions ?? '',
         ...(plan.voice.voiceId ? { voice: plan.voice.voiceId } : {}),
         ...(plan.voice.speed !== undefined ? { speed: plan.voice.speed } : {}),
-        tools: opening.tools.map((t) => ({ name: t.name, ...(t.spec.description !== undefined ? { description: t.spec.description } : {}), parameters: t.spec.parameters })),
+        tools: [
+          ...opening.tools.map((t) => ({ name: t.name, ...(t.spec.description !== undefined ? { description: t.spec.description } : {}), parameters: t.spec.parameters })),
+          ...controlFunctionTools(opening.controls ?? []).map(({ function: f }) => ({ name: f.name, description: f.description ?? '', parameters: f.parameters ?? {} })),
+        ],
         vad: plan.vad,
         ...(plan.transcriptionModel ? { transcriptionModel: plan.transcriptionModel } : {}),
         ...(plan.language ? { language: plan.language } : {}),

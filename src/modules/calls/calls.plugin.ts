@@ -4,15 +4,18 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_USER_TEXT } from '../../calls/frames.ts';
 import type { Llm } from '../../calls/llm.ts';
 import { createCallRuntime } from '../../calls/runtime.ts';
+import { callConnector } from './call-connect.ts';
 import { callSocketRoutes } from './calls.socket.ts';
+import { mediaStreamRoutes } from './media-stream.socket.ts';
 import { renewCallLeases, type CallDeps } from './calls.service.ts';
 import type { VoiceKit } from '../../calls/voice/kit.ts';
 import type { ResolveAccess } from './voice-plan.ts';
 
 /**
- * The call WebSocket and the runtime of this process's live calls. Live calls end as
- * server_shutdown before the WebSocket server closes its sockets, so every call has a record
- * and a conclusion however the process stops; a process that dies is covered by the calls sweep.
+ * The call sockets (the call WebSocket, Twilio Media Streams) and the runtime of this process's
+ * live calls. Live calls end as server_shutdown before the WebSocket server closes its sockets,
+ * so every call has a record and a conclusion however the process stops; a process that dies is
+ * covered by the calls sweep.
  */
 export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallDeps; llm: Llm; voice: VoiceKit; resolveAccess: ResolveAccess }): Promise<void> {
   const { ctx } = opts.deps;
@@ -50,5 +53,7 @@ export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallD
   // A frame is at most a user message of MAX_USER_TEXT characters, with room for JSON escaping
   // (an audio chunk is far smaller).
   await app.register(websocket, { options: { maxPayload: MAX_USER_TEXT * 6 + 1024 } });
-  await app.register(callSocketRoutes, { deps: opts.deps, runtime, voice: opts.voice, resolveAccess: opts.resolveAccess });
+  const connector = callConnector({ deps: opts.deps, runtime, voice: opts.voice, resolveAccess: opts.resolveAccess });
+  await app.register(callSocketRoutes, { connector });
+  await app.register(mediaStreamRoutes, { connector });
 }

@@ -1,23 +1,29 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { TWILIO_AUDIO } from '../../calls/transports/twilio.ts';
 import { websocketTransportInfo } from '../../calls/transports/websocket.ts';
 import { Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { listQuery, pageBody } from '../../http/pagination.ts';
+import { websocketBase } from '../../http/public-url.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
 import type { Kind } from '../assistants/assistants.repository.ts';
 import { CALL_SORT, findCall, listCalls } from './calls.repository.ts';
 import { Call, CallFilters, CallParams, CallStart, CallStarted, type CallStatus } from './calls.schemas.ts';
 import { createCall, type CallDeps } from './calls.service.ts';
+import { mediaStreamPath } from './media-stream.socket.ts';
 
 const tags = ['Calls'];
 const ListQuery = listQuery(CALL_SORT, CallFilters, 'createdAt,desc');
 
-/** ws(s)://host of the public URL when configured, else of the request as it arrived. */
-function websocketBase(publicUrl: string | null, request: FastifyRequest): string {
-  if (publicUrl) return publicUrl.replace(/^http/i, 'ws').replace(/\/+$/, '');
-  return `${request.protocol === 'https' ? 'wss' : 'ws'}://${request.host}`;
+/** A call for Twilio Media Streams is mu-law at 8 kHz: any other audio asked with it is a 400. */
+function audioFor(body: CallStart): CallStart['audio'] | null {
+  if (body.protocol !== 'twilio') return body.audio ?? null;
+  const { audio } = body;
+  if (audio && (audio.encoding !== TWILIO_AUDIO.encoding || audio.sampleRate !== TWILIO_AUDIO.sampleRate)) {
+    throw badRequest('Twilio Media Streams carry mu-law at 8000 Hz', [{ path: 'audio', message: 'must be left out, or be { "encoding": "mulaw", "sampleRate": 8000 }, with protocol twilio' }]);
+  }
+  return { encoding: TWILIO_AUDIO.encoding, sampleRate: TWILIO_AUDIO.sampleRate };
 }
 
 export interface CallStartOptions {
@@ -40,7 +46,8 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
     config: { auth: { scope: 'organization', permission: 'calls:write' }, idempotent: 'sealed' },
     schema: {
       tags, summary: `Start a WebSocket call with ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
-      description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames. ' +
+      description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames, ' +
+        'and docs/twilio.md for protocol twilio (a Twilio Media Streams URL for any trunk that speaks it). ' +
         'At most PARLEY_MAX_CALLS_PER_ORGANIZATION calls of an organization ring or run at once (409 past it).',
       params: Params, body: CallStart, response: responses(201, Envelope(CallStarted), [409]),
     },
@@ -49,9 +56,10 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
     const organizationId = params.organizationId ?? '';
     const call = await createCall(deps, {
       kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {},
-      traceId: request.id, transport: websocketTransportInfo(), audio: request.body.audio ?? null,
+      traceId: request.id, transport: websocketTransportInfo(), audio: audioFor(request.body),
     });
-    const websocketUrl = `${websocketBase(deps.ctx.config.publicUrl, request)}/api/v1/calls/${call.id}/ws?token=${call.token}`;
+    const path = request.body.protocol === 'twilio' ? mediaStreamPath(call.id, call.token) : `/api/v1/calls/${call.id}/ws?token=${call.token}`;
+    const websocketUrl = `${websocketBase(deps.ctx.config.publicUrl, request)}${path}`;
     const location = `${orgPath({ vendorId: params.vendorId ?? '', organizationId })}/calls/${call.id}`;
     return sendCreated(request, reply, location, { id: call.id, websocketUrl, expiresAt: call.expiresAt });
   });

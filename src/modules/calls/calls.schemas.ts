@@ -21,22 +21,29 @@ export const CallAudio = Type.Object(
   { additionalProperties: false, title: 'CallAudio', description: 'Makes it a voice call: binary audio frames in this format go both ways on the socket' },
 );
 
+export const CALL_PROTOCOLS = ['parley', 'twilio'] as const;
+
 export const CallStart = Type.Object(
   {
     audio: Type.Optional(CallAudio),
+    protocol: Type.Optional(Type.String({
+      enum: [...CALL_PROTOCOLS],
+      description: 'What the socket speaks: parley (the JSON frames of docs/calls.md, the default) or twilio (Twilio Media Streams, mu-law 8 kHz, ' +
+        'for a trunk that speaks that protocol; the answer\'s websocketUrl is then the media stream URL)',
+    })),
     userValues: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
       maxProperties: 100,
       description: 'Fill {{name}} placeholders in the prompt and greeting; values that are not strings are written as JSON',
     })),
   },
-  { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } }] },
+  { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } }, { protocol: 'twilio' }] },
 );
 export type CallStart = Static<typeof CallStart>;
 
 export const CallStarted = Type.Object(
   {
     id: Uuid,
-    websocketUrl: Type.String({ description: 'Connect within 60 s; the token in it works once' }),
+    websocketUrl: Type.String({ description: 'Connect within 60 s; the token in it works once. With protocol twilio, the Twilio Media Streams URL' }),
     expiresAt: DateTime,
   },
   { title: 'CallStarted' },

@@ -1,0 +1,88 @@
+import type { FastifyRequest } from 'fastify';
+import { sipTransportInfo } from '../../calls/transports/transport.ts';
+import { TWILIO_AUDIO } from '../../calls/transports/twilio.ts';
+import type { Context } from '../../context.ts';
+import { checkTwilioSignature, type FormParams } from '../../crypto/twilio-signature.ts';
+import { AppError, forbidden } from '../../http/errors.ts';
+import { publicBase, websocketBase } from '../../http/public-url.ts';
+import { createCall, type CallDeps } from '../calls/calls.service.ts';
+import { mediaStreamPath } from '../calls/media-stream.socket.ts';
+import { resolveProviderAccess } from '../providers/providers.service.ts';
+import { answeringAssistant, callingNumber, dialledNumber } from './inbound.ts';
+import { connectStream, rejectBusy, sayAndHangUp } from './twiml.ts';
+import type { TwilioVoiceRequest } from './twilio.schemas.ts';
+
+/** What the caller hears when the number dialled is not one an assistant or agent of the organization answers. */
+export const NOT_CONNECTED = 'This number is not connected to an assistant. Goodbye.';
+
+/** The one answer to an unauthenticated request, whatever failed: it must not tell a stranger whether the organization has a Twilio account. */
+const NOT_SIGNED = 'The request is not signed by this organization\'s Twilio account (X-Twilio-Signature)';
+
+/** The form parameters as the signature counts them (a request without a form body has none). */
+function formParams(body: unknown): FormParams {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return {};
+  const params: FormParams = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))) params[name] = value;
+  }
+  return params;
+}
+
+/**
+ * Checks that Twilio, for this organization's account, sent the request: the organization's
+ * twilio credential (its auth token) must sign the URL Twilio requested (the public base URL
+ * and the path as received) and the form parameters; when the credential names an Account SID,
+ * the request's `AccountSid` must be that one. Anything else is a 403 and nothing happens.
+ */
+export async function verifyTwilioRequest(ctx: Context, request: FastifyRequest<{ Params: { vendorId: string; organizationId: string } }>): Promise<void> {
+  const { vendorId, organizationId } = request.params;
+  const organization = await ctx.db.kysely.selectFrom('organizations').select('id').where('id', '=', organizationId).where('vendor_id', '=', vendorId).executeTakeFirst();
+  const access = organization ? await resolveProviderAccess(ctx, organizationId, 'twilio') : null;
+  const url = `${publicBase(ctx.config.publicUrl, request)}${request.url}`;
+  const params = formParams(request.body);
+  const header = request.headers['x-twilio-signature'];
+  if (!access?.apiKey) {
+    request.log.warn({ organizationId }, 'Twilio voice request refused: the organization has no twilio provider credential');
+    throw forbidden(NOT_SIGNED);
+  }
+  if (!checkTwilioSignature(access.apiKey, typeof header === 'string' ? header : undefined, url, params)) {
+    // The URL is logged (it holds no secret) because a proxy that rewrites it is the usual cause.
+    request.log.warn({ organizationId, signedUrl: url }, 'Twilio voice request refused: X-Twilio-Signature does not match (is PARLEY_PUBLIC_URL the address Twilio calls?)');
+    throw forbidden(NOT_SIGNED);
+  }
+  if (access.accountSid && params.AccountSid !== access.accountSid) {
+    request.log.warn({ organizationId }, 'Twilio voice request refused: signed, but for another Account SID than the credential names');
+    throw forbidden('The request\'s AccountSid is not the account of this organization\'s twilio credential');
+  }
+}
+
+/**
+ * Answers a verified voice request with TwiML: a call for the assistant (or agent) that answers
+ * the number dialled, whose media stream Twilio connects to; a spoken refusal for a number none
+ * answers; a busy signal when the organization is at its call limit.
+ */
+export async function answerVoiceRequest(deps: CallDeps, request: FastifyRequest<{ Params: { organizationId: string }; Body: TwilioVoiceRequest }>): Promise<string> {
+  const { ctx } = deps;
+  const { organizationId } = request.params;
+  const form = request.body;
+  const called = dialledNumber(form.To);
+  const answering = called ? await answeringAssistant(ctx.db.kysely, organizationId, called) : 'no_number';
+  if (typeof answering === 'string') {
+    request.log.warn({ organizationId, callSid: form.CallSid, reason: answering }, 'Twilio call to a number no assistant answers');
+    return sayAndHangUp(NOT_CONNECTED);
+  }
+  let call: { id: string; token: string };
+  try {
+    call = await createCall(deps, {
+      kind: answering.kind, organizationId, sourceId: answering.id, userValues: {}, traceId: request.id,
+      transport: sipTransportInfo(called ?? form.To, callingNumber(form.From)), audio: TWILIO_AUDIO,
+    });
+  } catch (err) {
+    if (err instanceof AppError && err.status === 409) return rejectBusy();
+    throw err;
+  }
+  const url = `${websocketBase(ctx.config.publicUrl, request)}${mediaStreamPath(call.id, call.token)}`;
+  if (!url.startsWith('wss://')) request.log.warn({ callId: call.id }, 'Twilio opens media streams over wss:// only: set PARLEY_PUBLIC_URL to the https:// address Twilio reaches');
+  request.log.info({ callId: call.id, callSid: form.CallSid }, 'Twilio call answered');
+  return connectStream(url);
+}

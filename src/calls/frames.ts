@@ -51,6 +51,7 @@ export const ServerFrames = {
   tool_result: frame('tool_result', {
     id: Type.String(), name: Type.String(), ok: Type.Boolean(), statusCode: Type.Union([Type.Integer(), Type.Null()]), latencyMs: Type.Integer(),
   }, 'The tool webhook answered (or failed)'),
+  turn_done: frame('turn_done', {}, 'The answer to a user message is complete (its text, tool calls and results are all sent; a voice call may still be playing it): a client may send the next message'),
   call_ended: frame('call_ended', { reason: Type.String({ enum: [...END_REASONS] }) }, 'Last frame; the socket closes after it'),
   error: frame('error', { message: Type.String() }, 'A refused frame (the call goes on) or, before call_ended, why the call fails'),
 } as const;

@@ -16,6 +16,7 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { floodGuardPlugin } from './http/flood.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
+import { trackMethods } from './http/methods.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { tokenRateLimitPlugin } from './http/rate-limit.ts';
@@ -118,7 +119,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerValidation(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, trackMethods(app));
   closeAfterEarlyErrors(app);
   app.addSchema(ErrorEnvelope);
 

@@ -71,6 +71,10 @@ export async function startLlmServer(): Promise<LlmServer> {
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       void (async () => {
+        if (req.method === 'GET' && req.url === '/v1/models') {
+          // What Parley's start-up probe and `parley doctor` ask for.
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model', created: 0, owned_by: 'parley-tests' }] }));
+        }
         if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return res.writeHead(404).end();
         const body = JSON.parse(Buffer.concat(parts).toString('utf8'));
         const index = state.requests.push(body) - 1;

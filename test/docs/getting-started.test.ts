@@ -111,6 +111,10 @@ describe('docs/getting-started.md runs as written', () => {
         const run = await runBash(script, dir, env);
         assert.equal(run.code, 0, run.output);
 
+        // The service's first lines (the page prints its log) say what is in effect, never a value.
+        assert.match(run.output, /"msg":"admin token: from PARLEY_ADMIN_TOKEN"/);
+        assert.match(run.output, /"msg":"egress: PARLEY_EGRESS_ALLOW lets .* reach 127\.0\.0\.0\/8"/);
+        assert.match(run.output, /"msg":"LLM endpoint: http:\/\/127\.0\.0\.1:\d+\/v1 .*answered GET \/models/);
         assert.match(run.output, /assistant: Hello! Which order can I look up for you\?/);
         assert.match(run.output, /tool call {3}lookup_order \{"orderNumber":"A-17"\}/);
         assert.match(run.output, /tool result lookup_order: ok, HTTP 200/);

@@ -6,7 +6,7 @@ const LAYER_PATTERNS = {
   modules: ['**/modules/**'],
   // src/sip/transaction/server.ts is the SIP server transaction, not the HTTP server (the
   // platform files at src/ itself, config/clock/context, import nothing named server.ts).
-  app: ['**/app.ts', '**/server.ts', '**/cli.ts', '**/workers.ts', '!**/transaction/server.ts', '!./server.ts'],
+  app: ['**/app.ts', '**/server.ts', '**/cli.ts', '**/cli/*', '**/workers.ts', '**/diagnostics.ts', '!**/transaction/server.ts', '!./server.ts'],
 };
 
 /** One no-restricted-imports rule per layer, naming the layers it must not import. */

@@ -24,6 +24,7 @@ import { openApiOptions } from './http/openapi.ts';
 import { tokenRateLimitPlugin } from './http/rate-limit.ts';
 import { ORG_PREFIX, VENDOR_PREFIX, tenantScope } from './http/scope.ts';
 import { systemRoutes } from './http/system.routes.ts';
+import { asyncApiDocument } from './calls/asyncapi.ts';
 import { traceIdOf } from './http/trace.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
@@ -154,6 +155,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const calls: CallDeps = { ctx, owner: ctx.processId };
 
   await app.register(systemRoutes);
+  const asyncApi = asyncApiDocument(String(openApiOptions.openapi?.info?.version ?? '1.0.0'));
+  app.get('/asyncapi.json', { config: { auth: { scope: 'public' } }, schema: { hide: true } }, async () => asyncApi);
   await app.register(vendorRoutes);
   await app.register(tenantScope('vendor', db, authCache, async (vendor) => {
     await vendor.register(organizationVendorRoutes);

@@ -77,8 +77,17 @@ type Table = typeof SETTINGS_TABLE;
 export type Config = { readonly [K in Exclude<keyof Table, 'secretKey'>]: ReturnType<Table[K]['parse']> } & {
   readonly database: DatabaseConfig;
   readonly secretKey: Buffer;
+  /** Where the secret key came from, for the start-up report (never the key). */
+  readonly secretKeySource: SecretKeySource;
   readonly bodyLimit: number;
 };
+
+/** PARLEY_SECRET_KEY, the key file beside the SQLite database, a throwaway key (in-memory database), or the caller. */
+export type SecretKeySource =
+  | { kind: 'env' }
+  | { kind: 'file'; path: string; created: boolean }
+  | { kind: 'memory' }
+  | { kind: 'given' };
 
 export const SETTINGS: readonly Setting[] = Object.values(SETTINGS_TABLE).map(({ name, default: d, description }) => ({ name, default: d, description }));
 
@@ -140,23 +149,36 @@ function parseDialer(value: string): 'none' {
  * database file, so a fresh install works without setup; with PostgreSQL several processes
  * share the database, so the key has to come from the environment.
  */
-function loadSecretKey(raw: string, database: DatabaseConfig): Buffer {
+function loadSecretKey(raw: string, database: DatabaseConfig): { key: Buffer; source: SecretKeySource } {
+  const found = findSecretKey(raw, database);
+  if (found.key) return { key: found.key, source: found.source };
+  if (found.source.kind !== 'file') return { key: randomBytes(32), source: found.source };
+  ensurePrivateDir(dirname(found.source.path));
+  writeFileSync(found.source.path, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  return { key: readKeyFile(found.source.path), source: { ...found.source, created: true } };
+}
+
+/**
+ * Where the secret key comes from, and the key when it already exists, without creating
+ * anything (`parley doctor` reports it; start-up generates the file when it is missing).
+ */
+export function findSecretKey(raw: string, database: DatabaseConfig): { key: Buffer | null; source: SecretKeySource } {
   if (raw) {
     const key = Buffer.from(raw, 'base64');
     if (key.length !== 32) throw new ConfigError('PARLEY_SECRET_KEY must be 32 bytes, base64-encoded');
-    return key;
+    return { key, source: { kind: 'env' } };
   }
   if (database.dialect === 'postgres') {
     throw new ConfigError('PARLEY_SECRET_KEY is required with PostgreSQL (generate one: openssl rand -base64 32)');
   }
-  if (database.filename === ':memory:') return randomBytes(32);
-  const keyFile = secretKeyFile(database.filename);
-  if (!existsSync(keyFile)) {
-    ensurePrivateDir(dirname(keyFile));
-    writeFileSync(keyFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
-  }
-  const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
-  if (key.length !== 32) throw new ConfigError(`${keyFile} does not hold a 32-byte base64 key`);
+  if (database.filename === ':memory:') return { key: null, source: { kind: 'memory' } };
+  const path = secretKeyFile(database.filename);
+  return { key: existsSync(path) ? readKeyFile(path) : null, source: { kind: 'file', path, created: false } };
+}
+
+function readKeyFile(path: string): Buffer {
+  const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new ConfigError(`${path} does not hold a 32-byte base64 key`);
   return key;
 }
 
@@ -178,12 +200,63 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     parsed[key] = setting.parse(raw === undefined || raw === '' ? setting.default : raw);
   }
   const database = overrides.database ?? (parsed.database as DatabaseConfig);
+  const secret = overrides.secretKey
+    ? { key: overrides.secretKey, source: { kind: 'given' } as const }
+    : loadSecretKey(parsed.secretKey as string, database);
   const config = {
     ...parsed,
     database,
-    secretKey: overrides.secretKey ?? loadSecretKey(parsed.secretKey as string, database),
+    secretKey: secret.key,
+    secretKeySource: secret.source,
     bodyLimit: 1024 * 1024,
     ...overrides,
   } as Config;
   return Object.freeze(config);
+}
+
+/**
+ * The variables the CLI's client commands (`parley setup`, `parley chat`) read: where the API
+ * is and with which token. They configure a client of the service, not the service itself.
+ */
+const CLIENT_SETTINGS_TABLE = {
+  url: { name: 'PARLEY_URL', default: 'http://127.0.0.1:8080', description: 'the Parley service that setup and chat talk to (default: loopback on PORT, else 8080)' },
+  token: { name: 'PARLEY_TOKEN', default: '', description: 'the API token chat uses: one with calls:write (parley setup prints an editor token)' },
+  vendor: { name: 'PARLEY_VENDOR', default: '', description: 'the vendor id of the organization chat calls in (parley setup prints it)' },
+  organization: { name: 'PARLEY_ORGANIZATION', default: '', description: 'the organization id chat calls in; unset with an admin token: looked up from the assistant or agent id' },
+  adminToken: { name: 'PARLEY_ADMIN_TOKEN', default: '', description: 'the platform admin token setup creates the vendor, organization and token with' },
+} as const;
+
+export const CLIENT_SETTINGS: readonly Setting[] = Object.values(CLIENT_SETTINGS_TABLE).map(({ name, default: d, description }) => ({ name, default: d, description }));
+
+export interface ClientConfig {
+  readonly url: string;
+  readonly token: string | null;
+  readonly vendor: string | null;
+  readonly organization: string | null;
+  readonly adminToken: string | null;
+}
+
+export function loadClientConfig(env: Env = process.env): ClientConfig {
+  const value = (setting: { name: string }) => env[setting.name]?.trim() || null;
+  const url = value(CLIENT_SETTINGS_TABLE.url) ?? `http://127.0.0.1:${env.PORT?.trim() || '8080'}`;
+  const parsed = URL.parse(url);
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError(`PARLEY_URL must be an http(s) URL such as http://127.0.0.1:8080, got "${url}"`);
+  return Object.freeze({
+    url: url.replace(/\/+$/, ''),
+    token: value(CLIENT_SETTINGS_TABLE.token),
+    vendor: value(CLIENT_SETTINGS_TABLE.vendor),
+    organization: value(CLIENT_SETTINGS_TABLE.organization),
+    adminToken: value(CLIENT_SETTINGS_TABLE.adminToken),
+  });
+}
+
+/**
+ * The configuration as `parley doctor` inspects it: parsed and checked like loadConfig, but
+ * nothing is created on disk (a missing key file stays missing; its path is in secretKeySource).
+ */
+export function inspectConfig(env: Env = process.env): Config {
+  const { database, secretKey } = SETTINGS_TABLE;
+  const parsedDatabase = database.parse(env[database.name] || database.default);
+  const found = findSecretKey(env[secretKey.name] ?? '', parsedDatabase);
+  return loadConfig(env, { secretKey: found.key ?? Buffer.alloc(32), secretKeySource: found.source });
 }

@@ -1,10 +1,13 @@
 import closeWithGrace from 'close-with-grace';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createContext } from './context.ts';
+import { probeLlm, startupChecks, type AdminTokenSource } from './diagnostics.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** The start-up probe of the LLM endpoint: short, and only ever a warning. */
+const LLM_PROBE_TIMEOUT_MS = 3_000;
 
 function announceAdminToken(token: string): void {
   // Printed once, straight to the terminal, never through the logger (logs never carry tokens).
@@ -14,10 +17,31 @@ function announceAdminToken(token: string): void {
   );
 }
 
+/**
+ * One log line per thing an operator gets wrong first: which admin token is in effect, the
+ * database, the secret key, the egress allow list, and whether the LLM endpoint answers (a
+ * warning when it does not: the API works without it, calls do not).
+ */
+function reportStartup(log: FastifyBaseLogger, config: Config, adminToken: AdminTokenSource): void {
+  for (const check of startupChecks(config, adminToken)) log.info({ check: check.name }, `${check.name}: ${check.detail}`);
+  void probeLlm({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, defaultModel: config.llmDefaultModel, timeoutMs: LLM_PROBE_TIMEOUT_MS })
+    .then((check) => {
+      if (check.status === 'ok') log.info({ check: 'llm' }, `LLM endpoint: ${check.detail}`);
+      else log.warn({ check: 'llm' }, `LLM endpoint: ${check.detail}`);
+    });
+}
+
 /** Listens, and on SIGINT/SIGTERM stops taking requests, lets running ones finish (10 s at most), then exits. */
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const ctx = createContext(config);
-  const app = await buildApp(ctx, { announceAdminToken, runJobs: config.schedulerEnabled });
+  let generated = false;
+  const app = await buildApp(ctx, {
+    announceAdminToken: (token) => {
+      generated = true;
+      announceAdminToken(token);
+    },
+    runJobs: config.schedulerEnabled,
+  });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
@@ -25,5 +49,6 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     await ctx.close();
   });
   await app.listen({ port: config.port, host: config.host });
+  reportStartup(app.log, config, config.adminToken ? 'env' : generated ? 'generated' : 'stored');
   return app;
 }

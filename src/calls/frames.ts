@@ -60,6 +60,7 @@ export const ServerFrames = {
   dtmf: frame('dtmf', {
     digits: Type.String({ description: 'The keys of one gathered entry, e.g. 42#' }),
   }, 'The caller pressed keys: gathered until 1.5 s without a key, or #; the LLM gets them as a user turn'),
+  turn_done: frame('turn_done', {}, 'The answer to a user message is complete (its text, tool calls and results are all sent; a voice call may still be playing it): a client may send the next message'),
   call_ended: frame('call_ended', { reason: Type.String({ enum: [...END_REASONS] }) }, 'Last frame; the socket closes after it'),
   error: frame('error', { message: Type.String() }, 'A refused frame (the call goes on) or, before call_ended, why the call fails'),
 } as const;

@@ -231,6 +231,8 @@ export class CallSession {
         this.speaking = null;
         this.touch();
         this.checkpoint();
+        // Clients that send one message at a time (parley chat reading a script) wait for this.
+        this.emit({ type: 'turn_done' });
       }
     } catch (err) {
       if (!this.abort.signal.aborted) {

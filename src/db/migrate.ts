@@ -65,3 +65,27 @@ export async function migrate(db: Db): Promise<string[]> {
     }
   });
 }
+
+export interface MigrationState {
+  applied: string[];
+  /** Known to this version, not applied yet (the next start, or `parley migrate`, applies them). */
+  pending: string[];
+  /** Applied, but unknown to this version: a newer Parley migrated the database. */
+  unknown: string[];
+}
+
+/** What `parley doctor` reports: read only, nothing is created or applied. */
+export async function migrationState(db: Db): Promise<MigrationState> {
+  const kysely = db.kysely as unknown as Kysely<AnyDb>;
+  const tables = await kysely.introspection.getTables();
+  const rows: { name: string }[] = tables.some((t) => t.name === 'parley_migrations')
+    ? await kysely.selectFrom('parley_migrations').select('name').execute()
+    : [];
+  const applied = rows.map((r) => r.name);
+  const known = new Set(migrations.map((m) => m.name));
+  return {
+    applied,
+    pending: migrations.map((m) => m.name).filter((name) => !applied.includes(name)),
+    unknown: applied.filter((name) => !known.has(name)),
+  };
+}

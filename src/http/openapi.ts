@@ -8,8 +8,10 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       version: '1.0.0',
       description:
         'Self-hostable control plane for voice AI assistants. Every response is an envelope ' +
-        '`{ success, message, data, timestamp, traceId }`; errors add `error: { code, details }`.',
+        '`{ success, message, data, timestamp, traceId }`; errors add `error: { code, details }`.\n\n' +
+        'The call WebSocket and its frames are described by the AsyncAPI 3 document at [/asyncapi.json](/asyncapi.json).',
     },
+    externalDocs: { description: 'The call WebSocket (AsyncAPI 3.0)', url: '/asyncapi.json' },
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A `prl_` API token or the platform admin token' } },
     },

@@ -27,3 +27,9 @@ export async function ensureAdminTokenHash(
   if (stored.value === hash) announce(token);
   return stored.value;
 }
+
+/** Whether a generated admin token's hash is stored (`parley doctor`; the hash itself is not shown). */
+export async function adminTokenStored(db: Db): Promise<boolean> {
+  const row = await db.kysely.selectFrom('settings').select('key').where('key', '=', SETTING).executeTakeFirst();
+  return row !== undefined;
+}

@@ -30,6 +30,8 @@ export interface LlmServer {
   requests: any[];
   /** The headers of each request, in the same order. */
   headers: IncomingHttpHeaders[];
+  /** The headers of each GET /v1/models (the start-up probe, parley doctor). */
+  modelListHeaders: IncomingHttpHeaders[];
   respond: Responder;
   /** Called just before a stream with tool calls is written, in one piece with [DONE] (benchmarks). */
   onToolCallsWrite?: () => void;
@@ -64,13 +66,18 @@ const defaultResponder: Responder = (body) => {
 };
 
 export async function startLlmServer(): Promise<LlmServer> {
-  const state: Omit<LlmServer, 'baseUrl' | 'close'> = { requests: [], headers: [], respond: defaultResponder };
+  const state: Omit<LlmServer, 'baseUrl' | 'close'> = { requests: [], headers: [], modelListHeaders: [], respond: defaultResponder };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     state.onRequest?.();
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       void (async () => {
+        if (req.method === 'GET' && req.url === '/v1/models') {
+          // What Parley's start-up probe and `parley doctor` ask for.
+          state.modelListHeaders.push(req.headers);
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model', created: 0, owned_by: 'parley-tests' }] }));
+        }
         if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return res.writeHead(404).end();
         const body = JSON.parse(Buffer.concat(parts).toString('utf8'));
         const index = state.requests.push(body) - 1;

@@ -1,0 +1,134 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/dialects.ts';
+import { freePort } from '../helpers/service-process.ts';
+import { startLlmServer, type LlmServer } from '../calls/support/llm-server.ts';
+
+const PAGE = 'docs/getting-started.md';
+/** The one line the test changes: the page's LLM endpoint becomes the scripted fake LLM. */
+const LLM_LINE = /^export OPENAI_BASE_URL=.*the docs test puts its scripted fake LLM here.*$/m;
+const SKIP = '<!-- not run by the test';
+const TIMEOUT_MS = 120_000;
+
+/** The page's ```sh blocks in order, without those it marks as not run by the test. */
+export function shellBlocks(markdown: string): string[] {
+  const blocks: string[] = [];
+  const fence = /(<!--[^\n]*-->\n)?```sh\n([\s\S]*?)\n```/g;
+  for (const match of markdown.matchAll(fence)) {
+    if (!match[1]?.startsWith(SKIP)) blocks.push(match[2] as string);
+  }
+  return blocks;
+}
+
+/**
+ * A folder that looks like a fresh checkout to `npx parley` (package.json, bin, dist and
+ * node_modules of this one), so the files the page writes land there, not in the repository.
+ */
+function checkoutLookalike(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-getting-started-'));
+  for (const name of ['package.json', 'bin', 'dist', 'node_modules']) symlinkSync(resolve(name), join(dir, name));
+  return dir;
+}
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+/** Runs the script with bash in its own process group; the group is killed at the end (the page leaves servers running until its last block). */
+function runBash(script: string, cwd: string, env: Record<string, string>): Promise<Run> {
+  return new Promise((resolveRun) => {
+    const child = spawn('bash', ['-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[test] the page did not finish within ${TIMEOUT_MS / 1000} s`;
+      process.kill(-child.pid!, 'SIGKILL');
+    }, TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already: the page stopped its servers itself
+      }
+      resolveRun({ code, output });
+    });
+  });
+}
+
+describe('docs/getting-started.md runs as written', () => {
+  const markdown = readFileSync(PAGE, 'utf8');
+
+  it('has the blocks of a first hour, and marks the line the test changes', () => {
+    const blocks = shellBlocks(markdown);
+    assert.ok(blocks.length >= 8, `found ${blocks.length} blocks`);
+    assert.match(markdown, LLM_LINE);
+    for (const step of ['npx parley serve', 'npx parley setup', 'npx parley chat', 'PARLEY_EGRESS_ALLOW=127.0.0.0/8', '/readyz', '--fail-with-body']) {
+      assert.ok(blocks.some((b) => b.includes(step)), step);
+    }
+    assert.doesNotMatch(markdown, /node -pe/, 'no one-liners that turn an API error into a TypeError');
+  });
+
+  for (const dialect of DIALECTS) {
+    describe(dialect, () => {
+      let database: TestDatabase;
+      let llm: LlmServer;
+      let dir: string;
+      before(async () => {
+        database = await createTestDatabase(dialect);
+        llm = await startLlmServer();
+        // The LLM looks the order up once, then says what the tool answered.
+        llm.respond = (body) => {
+          const last = body.messages.at(-1);
+          if (last.role === 'user') return { toolCalls: [{ id: 'call_a17', name: 'lookup_order', arguments: '{"orderNumber":"A-17"}' }] };
+          return { text: `Order A-17: ${last.content}` };
+        };
+        dir = checkoutLookalike();
+      });
+      after(async () => {
+        await llm.close();
+        await database.drop();
+        rmSync(dir, { recursive: true, force: true });
+      });
+
+      it('from the service start to a conversation with a tool call and its record', async () => {
+        const script = ['set -euo pipefail', ...shellBlocks(markdown)].join('\n').replace(LLM_LINE, `export OPENAI_BASE_URL=${llm.baseUrl}`);
+        const env: Record<string, string> = {
+          PATH: process.env.PATH ?? '',
+          HOME: dir,
+          PORT: String(await freePort()),
+          TOOL_PORT: String(await freePort()),
+          DATABASE_URL: database.url,
+          ...(dialect === 'postgres' ? { PARLEY_SECRET_KEY: randomBytes(32).toString('base64') } : {}),
+        };
+        const run = await runBash(script, dir, env);
+        assert.equal(run.code, 0, run.output);
+
+        // The service's first lines (the page prints its log) say what is in effect, never a value.
+        assert.match(run.output, /"msg":"admin token: from PARLEY_ADMIN_TOKEN"/);
+        assert.match(run.output, /"msg":"egress: PARLEY_EGRESS_ALLOW lets .* reach 127\.0\.0\.0\/8"/);
+        assert.match(run.output, /"msg":"LLM endpoint: http:\/\/127\.0\.0\.1:\d+\/v1 .*answered GET \/models/);
+        assert.match(run.output, /assistant: Hello! Which order can I look up for you\?/);
+        assert.match(run.output, /tool call {3}lookup_order \{"orderNumber":"A-17"\}/);
+        assert.match(run.output, /tool result lookup_order: ok, HTTP 200/);
+        assert.match(run.output, /assistant: Order A-17: \{"order":"A-17","status":"shipped","arrives":"tomorrow"\}/);
+        const callId = /^call id: (\S+)$/m.exec(run.output)?.[1];
+        assert.ok(callId, run.output);
+        // The record printed by step 8 is the call's, ended by the client, with the tool's answer in its transcript.
+        const record = JSON.parse(/^\{"success":true.*$/m.exec(run.output.slice(run.output.indexOf('call id:')))?.[0] ?? 'null');
+        assert.equal(record.data.id, callId);
+        assert.equal(record.data.endReason, 'client_ended');
+        assert.deepEqual(record.data.toolInvocations.map((t: { name: string }) => t.name), ['lookup_order']);
+        assert.match(readFileSync(join(dir, 'tool-server.log'), 'utf8'), /lookup_order\(\{"orderNumber":"A-17"\}\) for call /);
+        assert.equal(llm.requests.at(-1).messages.at(-1).role, 'tool');
+      });
+    });
+  }
+});

@@ -106,6 +106,13 @@ export class CallSession {
     if (!this.running) void this.drain();
   }
 
+  /**
+   * The caller pressed a key (the SIP transport calls this for each RFC 4733 event or SIP INFO,
+   * the WebSocket for each key of a `dtmf` frame). Gathering the keys into a turn comes with
+   * the call-control tools.
+   */
+  dtmf(_digit: string): void {}
+
   end(reason: EndReason, failure: CallFailure | null = null): Promise<void> {
     this.ending ??= this.finish(reason, failure);
     return this.ending;

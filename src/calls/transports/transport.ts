@@ -14,10 +14,20 @@ export function sipTransportInfo(calledNumber: string, callingNumber: string | n
   return { type: 'sip', calledNumber, callingNumber: calling && calling.toLowerCase() !== 'anonymous' ? calling : 'anonymous' };
 }
 
-/** What a call session needs from the connection that carries it (a WebSocket now, SIP later). */
+/** What a transport can do beyond frames; absent on transports that cannot (the WebSocket). */
+export interface CallControl {
+  /** Blind transfer of the far party to an E.164 number or sip: URI. */
+  transfer(destination: string): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /** Plays DTMF to the far end (RFC 4733 on SIP); `,` and `w` are 500 ms pauses. */
+  sendDtmf(digits: string): Promise<void>;
+}
+
+/** What a call session needs from the connection that carries it (a WebSocket, a SIP call). */
 export interface CallTransport {
   readonly info: TransportInfo;
   send(frame: ServerFrame): void;
   /** Closes the connection after the last frame; safe to call twice. */
   close(): void;
+  /** Transfer and DTMF out, on transports that can (SIP); the session offers those tools only then. */
+  readonly control?: CallControl;
 }

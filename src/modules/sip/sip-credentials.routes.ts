@@ -5,7 +5,7 @@ import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, orgPath } from '../../http/schemas.ts';
-import { findSipCredential, sipCredentialCounter, toSipCredential } from './sip-credentials.repository.ts';
+import { findSipCredential, sipCredentialCounter, sipCredentialsQuery, toSipCredential } from './sip-credentials.repository.ts';
 import {
   SipCredential, SipCredentialCreate, SipCredentialParams, SipCredentialUpdate, SipCredentialsCheck, SipValidationResult, type SipTransportName,
 } from './sip-credentials.schemas.ts';
@@ -21,10 +21,16 @@ const VALIDATE_DESCRIPTION =
   'is left. Answers within 10 s. `statusCode` is the final SIP status, or null on timeout or when the server cannot ' +
   'be reached. A server address refused by the egress policy is a 400 on `hostname`, and nothing is sent.';
 
-export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export interface SipCredentialRouteOptions {
+  /** Credentials were stored, changed or deleted: registrations follow (the process's telephony, when it has one). */
+  changed?: () => void;
+}
+
+export const sipCredentialRoutes: FastifyPluginAsyncTypebox<SipCredentialRouteOptions> = async (app, { changed = () => {} }) => {
   const { kysely } = app.ctx.db;
   const { secrets, egress } = app.ctx;
   const now = () => app.ctx.clock.now().toISOString();
+  const noRegistration = { registration_owner: null, registration_lease_expires_at: null, registration_state: null, registration_last_status_code: null, registration_expires_at: null };
 
   app.post(`${BASE}/validate`, {
     config: write,
@@ -55,6 +61,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       username: body.username,
       password_sealed: secrets.seal(body.password),
       max_agent_tasks: body.maxAgentTasks ?? 1,
+      register: body.register ? 1 : 0,
       created_at: at,
       updated_at: at,
     };
@@ -62,7 +69,8 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await trx.insertInto('sip_credentials').values(row).execute();
       await bumpCounter(trx, sipCredentialCounter(organizationId), 1);
     });
-    return sendCreated(request, reply, `${orgPath(request.params)}/sip/credentials/${row.id}`, toSipCredential(row));
+    changed();
+    return sendCreated(request, reply, `${orgPath(request.params)}/sip/credentials/${row.id}`, toSipCredential({ ...row, ...noRegistration }, app.ctx.clock.now()));
   });
 
   app.get(BASE, {
@@ -70,18 +78,18 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags, summary: 'List SIP credentials', params: OrgParams, querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(SipCredential)) },
   }, async (request) => {
     const { organizationId } = request.params;
-    const query = kysely.selectFrom('sip_credentials').selectAll().where('organization_id', '=', organizationId);
-    const page = await fetchPage(query, request.query, BASE_SORT, () => readCounter(kysely, sipCredentialCounter(organizationId)));
-    return pageBody(request, { ...page, items: page.items.map(toSipCredential) });
+    const page = await fetchPage(sipCredentialsQuery(kysely, organizationId), request.query, BASE_SORT, () => readCounter(kysely, sipCredentialCounter(organizationId)), { table: 'sip_credentials' });
+    const at = app.ctx.clock.now();
+    return pageBody(request, { ...page, items: page.items.map((row) => toSipCredential(row, at)) });
   });
 
   app.get(`${BASE}/:sipCredentialId`, {
     config: read,
     schema: { tags, summary: 'Get SIP credentials (without the password)', params: SipCredentialParams, response: responses(200, Envelope(SipCredential)) },
   }, async (request) => {
-    const row = await findSipCredential(kysely, request.params.organizationId, request.params.sipCredentialId);
+    const row = await sipCredentialsQuery(kysely, request.params.organizationId).where('sip_credentials.id', '=', request.params.sipCredentialId).executeTakeFirst();
     if (!row) throw notFound(NOT_FOUND);
-    return envelope(request, toSipCredential(row));
+    return envelope(request, toSipCredential(row, app.ctx.clock.now()));
   });
 
   app.put(`${BASE}/:sipCredentialId`, {
@@ -113,12 +121,14 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
         username: body.username,
         ...(keepPassword ? {} : { password_sealed: secrets.seal(body.password as string) }),
         max_agent_tasks: body.maxAgentTasks ?? 1,
+        register: body.register ? 1 : 0,
         updated_at: now(),
       })
       .where('organization_id', '=', organizationId)
       .where('id', '=', sipCredentialId)
       .executeTakeFirst();
     if (!result.numUpdatedRows) throw notFound(NOT_FOUND);
+    changed();
     return envelope(request, null, 'Updated');
   });
 
@@ -137,6 +147,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await trx.deleteFrom('sip_credentials').where('id', '=', sipCredentialId).execute();
       await bumpCounter(trx, sipCredentialCounter(organizationId), -1);
     });
+    changed();
     return envelope(request, null, 'Deleted');
   });
 

@@ -16,6 +16,7 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { floodGuardPlugin } from './http/flood.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
+import { trackMethods } from './http/methods.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { tokenRateLimitPlugin } from './http/rate-limit.ts';
@@ -26,7 +27,8 @@ import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
-import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
+import type { CallRunDeps } from './modules/calls/call-run.ts';
+import { callSocketPlugin, processCallRuntime } from './modules/calls/calls.plugin.ts';
 import { callRecordRoutes, callStartRoutes } from './modules/calls/calls.routes.ts';
 import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.ts';
 import { deliveryRoutes } from './modules/events/deliveries.routes.ts';
@@ -47,6 +49,8 @@ import { tokenAuthenticator } from './modules/tokens/tokens.auth.ts';
 import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { createToolSpecAjv } from './http/validation.ts';
+import { sipDialer } from './modules/telephony/sip-dialer.ts';
+import { startTelephony } from './modules/telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
@@ -118,7 +122,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerValidation(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, trackMethods(app));
   closeAfterEarlyErrors(app);
   app.addSchema(ErrorEnvelope);
 
@@ -131,7 +135,17 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   await app.register(tokenRateLimitPlugin, { ctx });
   await app.register(idempotencyPlugin, { ctx });
 
-  const runner = buildRunner(ctx, options.dialer ? { dialer: options.dialer } : {});
+  const calls: CallDeps = { ctx, owner: ctx.processId };
+  const llm = options.llm ?? createLlm({
+    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  });
+  const voice = options.voice ?? createVoiceKit();
+  const callRun: CallRunDeps = { deps: calls, runtime: processCallRuntime(calls, llm), voice, resolveAccess: organizationAccess(ctx) };
+  // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
+  const telephony = !options.dialer && config.dialer === 'sip' ? await startTelephony(ctx) : null;
+  if (telephony) app.addHook('onClose', () => telephony.close());
+  const dialer = options.dialer ?? (telephony ? sipDialer(telephony, callRun, config) : undefined);
+  const runner = buildRunner(ctx, dialer ? { dialer } : {});
   app.decorate('runner', runner);
   if (options.runJobs) app.addHook('onReady', async () => runner.start());
   app.addHook('preClose', async () => runner.stop());
@@ -141,7 +155,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     referenceChecks: [strategyReferenceCheck, telephoneNumberCheck],
     deleteGuards: [unfinishedTasksGuard, activeCallsGuard],
   };
-  const calls: CallDeps = { ctx, owner: ctx.processId };
 
   await app.register(systemRoutes);
   await app.register(vendorRoutes);
@@ -163,9 +176,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(callRecordRoutes);
     await org.register(deliveryRoutes);
   }), { prefix: ORG_PREFIX });
-  const llm = options.llm ?? createLlm({
-    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
-  });
-  await app.register(callSocketPlugin, { deps: calls, llm, voice: options.voice ?? createVoiceKit(), resolveAccess: organizationAccess(ctx) });
+  await app.register(callSocketPlugin, callRun);
   return app;
 }

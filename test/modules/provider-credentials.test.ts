@@ -132,6 +132,25 @@ for (const dialect of DIALECTS) {
       assert.equal((await call('DELETE', location)).statusCode, 200);
     });
 
+    it('PATCH keeps the key for a change that stays at the same destination, and asks for it again when baseUrl moves', async () => {
+      const location = (await create({ provider: 'openai', apiKey: key('openai-patch'), baseUrl: 'https://llm.example.com/v1' })).headers.location as string;
+      const patch = (body: Record<string, unknown>) => call('PATCH', location, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+      const moved = await patch({ baseUrl: 'https://attacker.example.com/v1' });
+      assert.equal(moved.statusCode, 400, moved.body);
+      assert.deepEqual(moved.json().error.details.map((d: { path: string }) => d.path), ['apiKey']);
+      const cleared = await patch({ baseUrl: null });
+      assert.equal(cleared.statusCode, 400, 'removing the base URL is a new destination too');
+      assert.equal((await patch({ provider: 'deepgram' })).statusCode, 400);
+      const read = (await call('GET', location)).json().data;
+      assert.deepEqual([read.provider, read.baseUrl, read.apiKey], ['openai', 'https://llm.example.com/v1', '********'], 'nothing changed');
+      assert.equal((await patch({ baseUrl: 'https://other.example.com/v1', apiKey: key('openai-patch-2') })).statusCode, 200);
+      used.push(key('openai-patch-2'));
+      assert.deepEqual(await access(a.organizationId, 'openai'), {
+        apiKey: key('openai-patch-2'), baseUrl: 'https://other.example.com/v1', source: 'organization', egressChecked: true, accountSid: null,
+      });
+      assert.equal((await call('DELETE', location)).statusCode, 200);
+    });
+
     it('one credential per provider: a second is a 409 naming provider; the list filters and sorts by provider', async () => {
       const first = await create({ provider: 'deepgram', apiKey: key('deepgram') });
       const second = await call('POST', url, { body: { provider: 'deepgram', apiKey: key('deepgram-2') } });

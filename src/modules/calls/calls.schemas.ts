@@ -119,4 +119,11 @@ export const Call = Type.Object(
 );
 export type Call = Static<typeof Call>;
 
+/** The filters of the call list (assistantId and agentId exclude each other: a 400 says so). */
+export const CallFilters = {
+  assistantId: Type.Optional(Type.String({ format: 'uuid', description: "Only this assistant's calls" })),
+  agentId: Type.Optional(Type.String({ format: 'uuid', description: "Only this agent's calls" })),
+  status: Type.Optional(Type.String({ enum: [...CALL_STATUSES], description: 'Only calls in this status' })),
+};
+
 export const CallParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, callId: Uuid });

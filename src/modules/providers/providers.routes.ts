@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readCounter } from '../../db/counters.ts';
+import { updateRoutes } from '../../http/updates.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
@@ -58,17 +59,11 @@ export const providerCredentialRoutes: FastifyPluginAsyncTypebox = async (app) =
     return envelope(request, toProviderCredential(row));
   });
 
-  app.put(`${BASE}/:providerCredentialId`, {
-    config: write,
-    schema: {
-      tags, summary: 'Replace a provider credential',
-      description: 'A body without `apiKey` (or with ********) keeps the stored key, except when `baseUrl` changes: then the key must be sent again (400 on `apiKey`). `provider` cannot change.',
-      params: ProviderCredentialParams, body: ProviderCredentialUpdate, response: responses(200, EmptyEnvelope, [409]),
-    },
-  }, async (request) => {
-    const { organizationId, providerCredentialId } = request.params;
-    await updateProviderCredential(app.ctx, organizationId, providerCredentialId, request.body);
-    return envelope(request, null, 'Updated');
+  updateRoutes(app, {
+    url: `${BASE}/:providerCredentialId`, params: ProviderCredentialParams, config: write, tags, what: 'a provider credential',
+    read: ProviderCredential, write: ProviderCredentialUpdate, errors: [409],
+    description: 'A body without `apiKey` (or with ********) keeps the stored key, except when `baseUrl` changes: then the key must be sent again (400 on `apiKey`). `provider` cannot change.',
+    update: ({ params, edit }) => updateProviderCredential(app.ctx, params.organizationId, params.providerCredentialId, edit),
   });
 
   app.delete(`${BASE}/:providerCredentialId`, {

@@ -4,8 +4,9 @@ import { bumpCounter } from '../../db/counters.ts';
 import { parseHostLiteral } from '../../egress/address.ts';
 import { checkAddress, type AllowList } from '../../egress/policy.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
+import type { Edit } from '../../http/updates.ts';
 import { findCredentialOfProvider, findProviderCredential, providerCredentialCounter, toProviderCredential } from './providers.repository.ts';
-import type { ProviderCredentialCreate, ProviderCredentialUpdate, ProviderName } from './providers.schemas.ts';
+import type { ProviderCredential, ProviderCredentialCreate, ProviderCredentialUpdate, ProviderName } from './providers.schemas.ts';
 
 export type ProviderDeps = Pick<Context, 'db' | 'secrets' | 'egress' | 'clock'>;
 
@@ -73,10 +74,13 @@ export async function createProviderCredential(deps: ProviderDeps, organizationI
  * server of their own. The write is conditional on the base URL read, so a concurrent change
  * of it cannot carry a kept key along either.
  */
-export async function updateProviderCredential(deps: ProviderDeps, organizationId: string, id: string, body: ProviderCredentialUpdate): Promise<void> {
+export async function updateProviderCredential(
+  deps: ProviderDeps, organizationId: string, id: string, edit: Edit<ProviderCredential, ProviderCredentialUpdate>,
+): Promise<void> {
   const { kysely } = deps.db;
   const stored = await findProviderCredential(kysely, organizationId, id);
   if (!stored) throw notFound(NOT_FOUND);
+  const body = edit(toProviderCredential(stored));
   const problems = fieldProblems(body, deps.egress.allow);
   if (body.provider !== stored.provider) problems.push({ path: 'provider', message: `is ${stored.provider} and cannot change; create a credential for ${body.provider} instead` });
   const baseUrl = body.baseUrl ?? null;

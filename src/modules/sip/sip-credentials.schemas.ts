@@ -16,20 +16,7 @@ const Transport = Type.Unsafe<SipTransportName>(Type.String({ enum: [...SIP_TRAN
 const Username = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'SIP account user name' });
 const passwordRules = { minLength: 1, maxLength: 256, pattern: '^[^\\r\\n\\u0000]+$' };
 const Password = Type.String({ ...passwordRules, description: 'SIP account password; write-only' });
-const MaxAgentTasks = Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most calls these credentials carry at once (agent tasks and inbound calls together); default 1' });
-const Register = Type.Boolean({ description: 'Keep a registration to the trunk up with these credentials, so calls to their numbers reach Parley (trunks that send calls to a fixed address need none); default false' });
-
-export const REGISTRATION_STATES = ['registered', 'registering', 'failed', 'unregistered'] as const;
-
-export const SipRegistration = Type.Object(
-  {
-    state: Type.String({ enum: [...REGISTRATION_STATES], description: 'unregistered: no Parley process holds the registration (yet)' }),
-    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: "The registrar's last final SIP status; null before any, or when none came (timeout)" }),
-    expiresAt: Type.Union([DateTime, Type.Null()], { description: 'When the binding runs out unless refreshed (it is refreshed at half its lifetime)' }),
-  },
-  { title: 'SipRegistration' },
-);
-export type SipRegistration = Static<typeof SipRegistration>;
+const MaxAgentTasks = Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most agent tasks these credentials run at once; default 1' });
 
 /** POST …/sip/credentials/validate: the interface's SIP credentials, plus `transport`. Nothing is stored. */
 export const SipCredentialsCheck = Type.Object(
@@ -40,7 +27,6 @@ export const SipCredentialsCheck = Type.Object(
     username: Username,
     password: Password,
     maxAgentTasks: Type.Optional(MaxAgentTasks),
-    register: Type.Optional(Register),
   },
   {
     additionalProperties: false,
@@ -69,8 +55,6 @@ export const SipCredential = Type.Object(
     transport: Transport,
     username: Type.String(),
     maxAgentTasks: Type.Integer(),
-    register: Type.Boolean(),
-    registration: Type.Union([SipRegistration, Type.Null()], { description: 'The registration to the trunk when `register` is true, else null' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -85,7 +69,6 @@ const writeFields = {
   transport: Type.Optional(Transport),
   username: Username,
   maxAgentTasks: Type.Optional(MaxAgentTasks),
-  register: Type.Optional(Register),
 };
 
 export const SipCredentialCreate = Type.Object(
@@ -93,7 +76,7 @@ export const SipCredentialCreate = Type.Object(
   {
     additionalProperties: false,
     title: 'SipCredentialCreate',
-    examples: [{ name: 'Main trunk', hostname: 'sip.example.com', port: 5060, transport: 'udp', username: 'parley-trunk', password: 'correct horse battery staple', maxAgentTasks: 2, register: true }],
+    examples: [{ name: 'Main trunk', hostname: 'sip.example.com', port: 5060, transport: 'udp', username: 'parley-trunk', password: 'correct horse battery staple', maxAgentTasks: 2 }],
   },
 );
 export type SipCredentialCreate = Static<typeof SipCredentialCreate>;

@@ -1,4 +1,4 @@
-import type { Bool, Timestamp } from '../../db/schema.ts';
+import type { Timestamp } from '../../db/schema.ts';
 
 export interface SipCredentialTable {
   id: string;
@@ -11,8 +11,6 @@ export interface SipCredentialTable {
   /** Sealed with the secret box (`enc:v1:…`); never leaves the service. */
   password_sealed: string;
   max_agent_tasks: number;
-  /** Parley keeps a registration to the trunk up with these credentials (inbound calls reach it). */
-  register: Bool;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -55,6 +55,8 @@ describe('the SIP dialer places task calls (sqlite)', () => {
   async function task(agentId: string, targetNumber = PHONE): Promise<string> {
     const res = await w.api('POST', `${w.tenant.orgPath}/agents/${agentId}/tasks`, { targetNumber });
     assert.equal(res.status, 201, JSON.stringify(res.body));
+    const run = await w.api('POST', `${w.tenant.orgPath}/agents/${agentId}/tasks/${res.body.data.id}/execute`);
+    assert.equal(run.body.data?.status, 'SCHEDULED', JSON.stringify(run.body));
     return res.body.data.id;
   }
 
@@ -161,7 +163,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
         const agentId = await agentVia({ hostname: '127.0.0.1', port: sipp.port, username: 'trunk', password: 'secret' });
         const done = await settled(agentId, await task(agentId));
         assert.equal(done.status, taskStatus, JSON.stringify(done));
-        assert.equal(done.lastError, lastError);
+        assert.equal(done.lastError, `attempt 1: ${lastError}`);
         if (taskStatus === 'SCHEDULED') assert.ok(done.nextAttemptAt, 'a retry is planned');
         assert.equal((await sipp.done).code, 0, 'sipp saw the ACK');
       } finally {
@@ -176,7 +178,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
       const agentId = await agentVia({ hostname: '127.0.0.1', port: sipp.port, username: 'trunk', password: 'secret' });
       const done = await settled(agentId, await task(agentId));
       assert.equal(done.status, 'SCHEDULED', JSON.stringify(done));
-      assert.match(done.lastError, /^no answer/);
+      assert.match(done.lastError, /^attempt 1: no answer/);
       assert.equal((await sipp.done).code, 0, 'sipp got the CANCEL and the ACK of its 487');
     } finally {
       await sipp.stop();
@@ -188,6 +190,6 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     const agentId = await agentVia({ hostname: '127.0.0.1', port: 9, transport: 'tcp', username: 'trunk', password: 'secret' });
     const done = await settled(agentId, await task(agentId));
     assert.equal(done.status, 'SCHEDULED', JSON.stringify(done));
-    assert.match(done.lastError, /^the trunk could not be reached/);
+    assert.match(done.lastError, /^attempt 1: the trunk could not be reached/);
   });
 });

@@ -30,7 +30,8 @@ import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
-import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
+import type { CallRunDeps } from './modules/calls/call-run.ts';
+import { callSocketPlugin, processCallRuntime } from './modules/calls/calls.plugin.ts';
 import { callRecordRoutes, callStartRoutes } from './modules/calls/calls.routes.ts';
 import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.ts';
 import { deliveryRoutes } from './modules/events/deliveries.routes.ts';
@@ -52,6 +53,8 @@ import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { twilioVoiceRoutes } from './modules/twilio/twilio.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { createToolSpecAjv } from './http/validation.ts';
+import { sipDialer } from './modules/telephony/sip-dialer.ts';
+import { startTelephony } from './modules/telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
@@ -142,7 +145,17 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   await app.register(tokenRateLimitPlugin, { ctx });
   await app.register(idempotencyPlugin, { ctx });
 
-  const runner = buildRunner(ctx, options.dialer ? { dialer: options.dialer } : {});
+  const calls: CallDeps = { ctx, owner: ctx.processId };
+  const llm = options.llm ?? createLlm({
+    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  });
+  const voice = options.voice ?? createVoiceKit();
+  const callRun: CallRunDeps = { deps: calls, runtime: processCallRuntime(calls, llm), voice, resolveAccess: organizationAccess(ctx) };
+  // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
+  const telephony = !options.dialer && config.dialer === 'sip' ? await startTelephony(ctx) : null;
+  if (telephony) app.addHook('onClose', () => telephony.close());
+  const dialer = options.dialer ?? (telephony ? sipDialer(telephony, callRun, config) : undefined);
+  const runner = buildRunner(ctx, dialer ? { dialer } : {});
   app.decorate('runner', runner);
   if (options.runJobs) app.addHook('onReady', async () => runner.start());
   app.addHook('preClose', async () => runner.stop());
@@ -152,7 +165,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     referenceChecks: [strategyReferenceCheck, telephoneNumberCheck],
     deleteGuards: [unfinishedTasksGuard, activeCallsGuard],
   };
-  const calls: CallDeps = { ctx, owner: ctx.processId };
 
   await app.register(systemRoutes);
   const asyncApi = asyncApiDocument(String(openApiOptions.openapi?.info?.version ?? '1.0.0'));
@@ -178,9 +190,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   }), { prefix: ORG_PREFIX });
   // Under the organization's path but authenticated by Twilio's signature, not a token: outside the scope hook.
   await app.register(twilioVoiceRoutes, { prefix: ORG_PREFIX, deps: calls });
-  const llm = options.llm ?? createLlm({
-    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
-  });
-  await app.register(callSocketPlugin, { deps: calls, llm, voice: options.voice ?? createVoiceKit(), resolveAccess: organizationAccess(ctx) });
+  await app.register(callSocketPlugin, callRun);
   return app;
 }

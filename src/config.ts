@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { parsePortRange, type PortRange } from './sip/rtp/ports.ts';
 
 export type DatabaseConfig =
   | { dialect: 'sqlite'; filename: string }
@@ -41,7 +43,13 @@ const SETTINGS_TABLE = {
   logLevel: { name: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent', parse: parseLogLevel },
   trustProxy: { name: 'PARLEY_TRUST_PROXY', default: '', description: 'trust X-Forwarded-For from these proxies (comma-separated addresses or CIDRs, or true for any) to find the client address', parse: parseTrustProxy },
   schedulerEnabled: { name: 'PARLEY_SCHEDULER', default: 'on', description: 'off runs parley serve as API only (run parley worker processes for tasks, event hooks and sweeps)', parse: (v: string) => parseSwitch('PARLEY_SCHEDULER', v) },
-  dialer: { name: 'PARLEY_DIALER', default: 'none', description: 'what places task calls: none (attempts fail with "no dialer configured")', parse: parseDialer },
+  dialer: { name: 'PARLEY_DIALER', default: 'none', description: 'sip: parley serve runs a SIP endpoint that places task calls through the agents\' SIP credentials (parley worker refuses it: SIP calls need the call runtime of serve); none: no SIP in this process (task attempts fail with "no dialer configured")', parse: parseDialer },
+  sipHost: { name: 'PARLEY_SIP_HOST', default: '127.0.0.1', description: 'address the SIP endpoint (UDP and TCP) and the RTP sockets bind to; 0.0.0.0 for all interfaces (then set PARLEY_SIP_ADVERTISED_HOST)', parse: (v: string) => parseAddress('PARLEY_SIP_HOST', v) },
+  sipPort: { name: 'PARLEY_SIP_PORT', default: '5060', description: 'UDP and TCP port of the SIP endpoint (0 picks a free one)', parse: (v: string) => num('PARLEY_SIP_PORT', v, { max: 65535, integer: true }) },
+  sipAdvertisedHost: { name: 'PARLEY_SIP_ADVERTISED_HOST', default: '', description: 'the address trunks reach the SIP endpoint at, written into Via and Contact (behind NAT: the public address); default PARLEY_SIP_HOST', parse: (v: string) => (v ? parseAddress('PARLEY_SIP_ADVERTISED_HOST', v, true) : null) },
+  mediaAddress: { name: 'PARLEY_MEDIA_ADDRESS', default: '', description: 'the address put in SDP for RTP (behind NAT: the public address); default the advertised SIP address', parse: (v: string) => (v ? parseAddress('PARLEY_MEDIA_ADDRESS', v) : null) },
+  rtpPorts: { name: 'PARLEY_RTP_PORTS', default: '40000-40999', description: 'UDP port range of RTP and RTCP: each call takes an even port and the odd one above it', parse: parseRtpPorts },
+  ringMs: { name: 'PARLEY_RING_SECONDS', default: '45', description: 'how long a task call may ring before it is cancelled (no answer)', parse: (v: string) => num('PARLEY_RING_SECONDS', v, { min: 1, max: 600 }) * 1000 },
   taskMaxAttempts: { name: 'PARLEY_TASK_MAX_ATTEMPTS', default: '3', description: 'attempts per task unless the task says otherwise', parse: (v: string) => num('PARLEY_TASK_MAX_ATTEMPTS', v, { min: 1, integer: true }) },
   retryBaseMs: { name: 'PARLEY_RETRY_BASE_SECONDS', default: '60', description: 'delay before a task\'s second attempt; it doubles with each further one, up to 1 h', parse: (v: string) => num('PARLEY_RETRY_BASE_SECONDS', v, { min: 0.001 }) * 1000 },
   leaseMs: { name: 'PARLEY_LEASE_SECONDS', default: '60', description: 'how long a worker\'s claim on a task or delivery holds without renewal', parse: (v: string) => num('PARLEY_LEASE_SECONDS', v, { min: 0.001 }) * 1000 },
@@ -138,10 +146,24 @@ function parseBaseUrl(name: string, v: string): string | null {
   return v;
 }
 
-/** Only `none` exists until SIP calling lands; naming anything else is a start-up error, not a silent fallback. */
-function parseDialer(value: string): 'none' {
-  if (value === 'none') return 'none';
-  throw new ConfigError(`PARLEY_DIALER "${value}" is not available; the only dialer is "none"`);
+/** Naming a dialer that does not exist is a start-up error, not a silent fallback. */
+function parseDialer(value: string): 'sip' | 'none' {
+  if (value === 'sip' || value === 'none') return value;
+  throw new ConfigError(`PARLEY_DIALER must be sip or none, got "${value}"`);
+}
+
+/** An IP address (a host name only where `names` allows it: the advertised SIP host may be one). */
+function parseAddress(name: string, v: string, names = false): string {
+  if (isIP(v) || (names && /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(v))) return v;
+  throw new ConfigError(`${name} must be an IP address${names ? ' or a host name' : ''}, got "${v}"`);
+}
+
+function parseRtpPorts(v: string): PortRange {
+  try {
+    return parsePortRange(v);
+  } catch {
+    throw new ConfigError(`PARLEY_RTP_PORTS must be a range such as 40000-40999 (from 1024 to 65535), got "${v}"`);
+  }
 }
 
 /**

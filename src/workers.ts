@@ -1,3 +1,4 @@
+import { ConfigError } from './config.ts';
 import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { idempotencySweep, rateLimitSweep } from './http/sweeps.ts';
@@ -14,12 +15,13 @@ export interface RunnerOptions {
   pollMs?: number;
 }
 
-/** The dialer PARLEY_DIALER names. */
-export function configuredDialer(ctx: Context): Dialer {
-  switch (ctx.config.dialer) {
-    case 'none':
-      return noDialer;
-  }
+/**
+ * The dialer when none is given. The SIP dialer needs the process's call runtime and SIP
+ * endpoint, which `parley serve` composes (src/app.ts) and hands in; a process without them
+ * places no calls.
+ */
+export function configuredDialer(_ctx: Context): Dialer {
+  return noDialer;
 }
 
 /**
@@ -47,6 +49,9 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
  * API processes (PARLEY_SCHEDULER=off). Answers a function that stops it gracefully.
  */
 export async function runWorker(ctx: Context, options: RunnerOptions = {}): Promise<{ runner: Runner; stop(): Promise<void> }> {
+  if (ctx.config.dialer === 'sip' && !options.dialer) {
+    throw new ConfigError('parley worker places no SIP calls (they run in parley serve, which has the call runtime): set PARLEY_DIALER=none for workers');
+  }
   await migrate(ctx.db);
   const runner = buildRunner(ctx, options);
   runner.start();

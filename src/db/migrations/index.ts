@@ -9,6 +9,7 @@ import { m007RateLimits } from './007_rate_limits.ts';
 import { m008Runner } from './008_runner.ts';
 import { m010ProviderCredentials } from './010_provider_credentials.ts';
 import { m011VoiceCalls } from './011_voice_calls.ts';
+import { m013SipCalls } from './013_sip_calls.ts';
 
 /** Applied in this order; a released migration is never edited, only followed by a new one. */
-export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner, m010ProviderCredentials, m011VoiceCalls];
+export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner, m010ProviderCredentials, m011VoiceCalls, m013SipCalls];

@@ -3,7 +3,7 @@ import { Gauge } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 import { MAX_USER_TEXT } from '../../calls/frames.ts';
 import type { Llm } from '../../calls/llm.ts';
-import { createCallRuntime } from '../../calls/runtime.ts';
+import { createCallRuntime, type CallRuntime } from '../../calls/runtime.ts';
 import { callConnector } from './call-connect.ts';
 import { callSocketRoutes } from './calls.socket.ts';
 import { mediaStreamRoutes } from './media-stream.socket.ts';
@@ -17,12 +17,13 @@ import type { ResolveAccess } from './voice-plan.ts';
  * so every call has a record and a conclusion however the process stops; a process that dies is
  * covered by the calls sweep.
  */
-export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallDeps; llm: Llm; voice: VoiceKit; resolveAccess: ResolveAccess }): Promise<void> {
-  const { ctx } = opts.deps;
+/** The runtime of this process's live calls, shared by the call WebSocket and the SIP calls. */
+export function processCallRuntime(deps: CallDeps, llm: Llm): CallRuntime {
+  const { ctx } = deps;
   const { config } = ctx;
-  const runtime = createCallRuntime({
-    owner: opts.deps.owner,
-    llm: opts.llm,
+  return createCallRuntime({
+    owner: deps.owner,
+    llm,
     send: (request) => ctx.egress.request(request),
     limits: {
       idleMs: config.callIdleMs, maxMs: config.callMaxMs, maxTurns: config.callMaxTurns,
@@ -32,6 +33,10 @@ export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallD
     log: ctx.log,
     renewLeases: (owner) => renewCallLeases(ctx, owner),
   });
+}
+
+export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallDeps; runtime: CallRuntime; voice: VoiceKit; resolveAccess: ResolveAccess }): Promise<void> {
+  const { runtime } = opts;
   const { pacer } = opts.voice;
   new Gauge({
     name: 'parley_voice_frame_lateness_ms', help: 'How late 20 ms frames of voice calls were sent after their ideal time, since start',

@@ -38,6 +38,8 @@ export interface NewCall {
   taskId?: string | null;
   /** A voice call's audio format. */
   audio?: { encoding: string; sampleRate: number } | null;
+  /** A SIP call: the credentials it goes through. */
+  sipCredentialId?: string | null;
 }
 
 /** The prompt and greeting as this call will fill them: refused (400) when a value would blow them past their limits. */
@@ -59,38 +61,68 @@ function checkExpansion(row: { system_prompt: string | null; system_prompt_greet
  * a per-organization lock, so concurrent starts cannot pass it).
  */
 export async function createCall(deps: CallDeps, call: NewCall): Promise<{ id: string; token: string; expiresAt: string }> {
+  const now = deps.ctx.clock.now();
+  const token = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS).toISOString();
+  const id = await deps.ctx.db.kysely.transaction().execute((trx) =>
+    insertCall(trx, deps, call, now, { status: 'ringing', token_hash: hashToken(token).toString('hex'), token_expires_at: expiresAt, started_at: null }));
+  return { id, token, expiresAt };
+}
+
+/**
+ * A call that is connected as it is created (a SIP call, once answered): `active` at once, with
+ * no token, held by this process, its call_started event queued. Runs in the caller's
+ * transaction, which may hold a lock of its own (the credential's load for incoming calls).
+ * Throws the 404 and 409 of createCall when the assistant is gone or the organization is at its cap.
+ */
+export async function insertLiveCall(trx: Transaction<Database>, deps: CallDeps, call: NewCall): Promise<Selectable<CallTable>> {
+  const now = deps.ctx.clock.now();
+  const id = await insertCall(trx, deps, call, now, { status: 'active', token_hash: null, token_expires_at: null, started_at: now.toISOString() });
+  const row = await trx.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  await enqueueCallStarted(trx, row, now);
+  return row;
+}
+
+type Opening = Pick<CallTable, 'token_hash' | 'token_expires_at' | 'started_at'> & { status: CallStatus };
+
+/** The checks and the insert every new call goes through: its assistant exists, its values fit, its organization is under the cap. */
+async function insertCall(trx: Transaction<Database>, deps: CallDeps, call: NewCall, now: Date, opening: Opening): Promise<string> {
   const { ctx } = deps;
   if (Buffer.byteLength(JSON.stringify(call.userValues)) > MAX_USER_VALUES_BYTES) {
     throw badRequest('userValues is too large', [{ path: 'userValues', message: `must be at most ${MAX_USER_VALUES_BYTES} bytes as JSON` }]);
   }
-  const now = ctx.clock.now();
   const at = now.toISOString();
   const id = crypto.randomUUID();
-  const token = randomBytes(32).toString('base64url');
-  const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS).toISOString();
-  await ctx.db.kysely.transaction().execute(async (trx) => {
-    await lockFor(trx, ctx.db.dialect, `calls:${call.organizationId}`);
-    const source = await findAssistant(trx, call.kind, call.organizationId, call.sourceId);
-    if (!source) throw notFound(call.kind === 'agent' ? 'Agent' : 'Assistant');
-    checkExpansion(source, call.userValues);
-    const live = await trx.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', call.organizationId).where('status', 'in', ['ringing', 'active']).executeTakeFirstOrThrow();
-    const cap = ctx.config.maxCallsPerOrganization;
-    if (Number(live.n) >= cap) {
-      throw conflict(`The organization already has ${cap} calls ringing or in progress, its limit (PARLEY_MAX_CALLS_PER_ORGANIZATION); end one first`);
-    }
-    await trx.insertInto('calls').values({
-      id, organization_id: call.organizationId, assistant_id: call.sourceId, kind: call.kind, status: 'ringing',
-      transport: JSON.stringify(call.transport), user_values: JSON.stringify(call.userValues), trace_id: call.traceId,
-      started_at: null, ended_at: null, end_reason: null, transcript: '[]', tool_invocations: '[]', conclusion_id: null,
-      token_hash: hashToken(token).toString('hex'), token_expires_at: expiresAt,
-      lease_owner: deps.owner, lease_expires_at: new Date(now.getTime() + ctx.config.callLeaseMs).toISOString(),
-      failure: null, task_id: call.taskId ?? null, unfilled_placeholders: null, audio: call.audio ? JSON.stringify(call.audio) : null, providers: null,
-      created_at: at, updated_at: at,
-    }).execute();
-    await countNewCall(trx, { organizationId: call.organizationId, kind: call.kind, sourceId: call.sourceId }, 'ringing');
-  });
-  return { id, token, expiresAt };
+  await lockFor(trx, ctx.db.dialect, `calls:${call.organizationId}`);
+  const source = await findAssistant(trx, call.kind, call.organizationId, call.sourceId);
+  if (!source) throw notFound(call.kind === 'agent' ? 'Agent' : 'Assistant');
+  checkExpansion(source, call.userValues);
+  const live = await trx.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('organization_id', '=', call.organizationId).where('status', 'in', ['ringing', 'active']).executeTakeFirstOrThrow();
+  const cap = ctx.config.maxCallsPerOrganization;
+  if (Number(live.n) >= cap) {
+    throw conflict(`The organization already has ${cap} calls ringing or in progress, its limit (PARLEY_MAX_CALLS_PER_ORGANIZATION); end one first`);
+  }
+  await trx.insertInto('calls').values({
+    id, organization_id: call.organizationId, assistant_id: call.sourceId, kind: call.kind,
+    transport: JSON.stringify(call.transport), user_values: JSON.stringify(call.userValues), trace_id: call.traceId,
+    ended_at: null, end_reason: null, transcript: '[]', tool_invocations: '[]', conclusion_id: null, ...opening,
+    lease_owner: deps.owner, lease_expires_at: new Date(now.getTime() + ctx.config.callLeaseMs).toISOString(),
+    failure: null, task_id: call.taskId ?? null, unfilled_placeholders: null, audio: call.audio ? JSON.stringify(call.audio) : null, providers: null,
+    sip_credential_id: call.sipCredentialId ?? null, media: null,
+    created_at: at, updated_at: at,
+  }).execute();
+  await countNewCall(trx, { organizationId: call.organizationId, kind: call.kind, sourceId: call.sourceId }, opening.status);
+  return id;
+}
+
+/** call_started goes out when a call connects: its WebSocket with the token, a SIP call once answered. */
+async function enqueueCallStarted(trx: Transaction<Database>, row: Selectable<CallTable>, now: Date): Promise<void> {
+  const ref = refOf(row);
+  await enqueueEvent(trx, {
+    organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId, type: 'call_started',
+    payload: { callId: row.id, transport: readJson<TransportInfo>(row.transport), startedAt: row.started_at },
+  }, now);
 }
 
 /**
@@ -116,12 +148,8 @@ export async function connectCall(deps: CallDeps, callId: string, token: string)
       .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) return null;
     const row = await trx.selectFrom('calls').selectAll().where('id', '=', callId).executeTakeFirstOrThrow();
-    const ref = refOf(row);
-    await countStatusChange(trx, ref, 'ringing', 'active');
-    await enqueueEvent(trx, {
-      organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId, type: 'call_started',
-      payload: { callId, transport: readJson<TransportInfo>(row.transport), startedAt: at },
-    }, now);
+    await countStatusChange(trx, refOf(row), 'ringing', 'active');
+    await enqueueCallStarted(trx, row, now);
     return row;
   });
 }

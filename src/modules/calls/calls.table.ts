@@ -33,6 +33,10 @@ export interface CallTable {
   providers: Json | null;
   /** Placeholders the prompt or greeting kept unfilled when the call connected (JSON array). */
   unfilled_placeholders: Json | null;
+  /** A SIP call: the credentials it was placed or taken through (it counts against their maxAgentTasks). */
+  sip_credential_id: string | null;
+  /** A SIP call: its media statistics (`{ packetsSent, packetsReceived, packetsLost, jitterMs }`), kept when it ends. */
+  media: Json | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -1,6 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Context } from '../../context.ts';
 import { withClaimLock } from '../../db/claim-lock.ts';
+import { CREDENTIAL_LOCK, credentialLoad } from '../sip/credential-load.ts';
 import type { Database } from '../../db/schema.ts';
 import { readJson, timestampParam } from '../../db/values.ts';
 import { backoffMs, type RetryPolicy } from '../../jobs/backoff.ts';
@@ -13,8 +14,6 @@ import { isOpen, nextOpening } from './window.ts';
 
 type Task = Selectable<AgentTaskTable>;
 
-/** Any constant, the same in every process: the claim lock of agent tasks. */
-const TASK_CLAIM_LOCK = 0x7461736b;
 /** Due tasks looked at per claim. */
 const CANDIDATES = 200;
 
@@ -64,14 +63,14 @@ export function taskJobs(ctx: Context, options: TaskJobOptions): JobKind<Task> {
             row_number() over (partition by c.pick_credential order by c.due, c.pick_id) as rank
           from (
             select t.id as pick_id, t.next_attempt_at as due, n.sip_credential_id as pick_credential, cr.max_agent_tasks as cap,
-              (select count(*) from agent_tasks r where r.status = 'IN_PROGRESS' and r.sip_credential_id = n.sip_credential_id) as running
+              ${credentialLoad(sql.ref('n.sip_credential_id'))} as running
             from agent_tasks t
             join assistants a on a.id = t.agent_id
             left join sip_numbers n on n.id = a.telephone_number_id
             left join sip_credentials cr on cr.id = n.sip_credential_id
             where t.status = 'SCHEDULED' and t.next_attempt_at <= ${now}
               and not exists (select 1 from agent_task_pauses p where p.agent_id = t.agent_id)
-              and (cr.id is null or cr.max_agent_tasks > (select count(*) from agent_tasks f where f.status = 'IN_PROGRESS' and f.sip_credential_id = cr.id))
+              and (cr.id is null or cr.max_agent_tasks > ${credentialLoad(sql.ref('cr.id'))})
             order by t.next_attempt_at, t.id
             limit ${CANDIDATES}
           ) c
@@ -126,7 +125,7 @@ export function taskJobs(ctx: Context, options: TaskJobOptions): JobKind<Task> {
 
     async claim({ owner, now, leaseUntil, limit }) {
       // Another process holding the claim lock is taking what is due: skip this poll rather than queue.
-      return withClaimLock(db, TASK_CLAIM_LOCK, async (trx) => {
+      return withClaimLock(db, CREDENTIAL_LOCK, async (trx) => {
         await deferClosedWindows(trx, now);
         return claimDue(trx, owner, now.toISOString(), leaseUntil.toISOString(), limit);
       }, { busy: 'skip', whenBusy: [] as Task[] });

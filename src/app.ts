@@ -8,6 +8,7 @@ import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { AuthCache } from './http/auth-cache.ts';
 import { authPlugin, type Principal } from './http/auth.ts';
+import { consolePlugin } from './http/console.ts';
 import { closeAfterEarlyErrors, limitConnections } from './http/connections.ts';
 import { ErrorEnvelope } from './http/envelope.ts';
 import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
@@ -23,6 +24,7 @@ import { traceIdOf } from './http/trace.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
+import { extensionTestRoutes } from './modules/assistants/extension-test.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
 import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
 import { callRecordRoutes, callStartRoutes } from './modules/calls/calls.routes.ts';
@@ -40,6 +42,7 @@ import { TASK_JOB } from './modules/tasks/tasks.jobs.ts';
 import { taskRoutes } from './modules/tasks/tasks.routes.ts';
 import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
 import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
+import { meRoutes } from './modules/tokens/me.routes.ts';
 import { tokenAuthenticator } from './modules/tokens/tokens.auth.ts';
 import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
@@ -138,6 +141,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
 
   await app.register(systemRoutes);
   await app.register(vendorRoutes);
+  await app.register(meRoutes);
   await app.register(tenantScope('vendor', db, authCache, async (vendor) => {
     await vendor.register(organizationVendorRoutes);
     await vendor.register(tokenRoutes);
@@ -147,6 +151,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(strategyRoutes);
     await org.register(assistantRoutes, { kind: 'assistant', deps: assistants });
     await org.register(assistantRoutes, { kind: 'agent', deps: assistants });
+    await org.register(extensionTestRoutes, { kind: 'assistant' });
+    await org.register(extensionTestRoutes, { kind: 'agent' });
     await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
     await org.register(sipCredentialRoutes);
     await org.register(sipNumberRoutes);
@@ -159,5 +165,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
   });
   await app.register(callSocketPlugin, { deps: calls, llm });
+  await app.register(consolePlugin);
   return app;
 }

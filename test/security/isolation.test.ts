@@ -8,7 +8,7 @@ import { enqueueEvent } from '../../src/modules/events/outbox.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 
 /** Routes anyone may call; a new public route must be added here on purpose. */
-const PUBLIC = [/^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/openapi\.json$/, /^\/docs/, /^\/api\/v1\/calls\/:callId\/ws$/];
+const PUBLIC = [/^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/openapi\.json$/, /^\/docs/, /^\/api\/v1\/calls\/:callId\/ws$/, /^\/$/, /^\/console/];
 const SOME_ID = '5f0c7d1e-3b2a-4c4d-9e8f-0a1b2c3d4e5f';
 
 interface Route {
@@ -74,6 +74,7 @@ for (const dialect of DIALECTS) {
       const rule = route.rule;
       if (!rule || rule.scope === 'public') return null;
       if (rule.scope === 'admin') return 403;
+      if (rule.scope === 'token') return null; // any valid token: about the caller itself (checked below)
       if (kind === 'otherVendor') return 403;
       if (kind === 'otherOrganization') return rule.scope === 'organization' ? 403 : null;
       if (kind === 'viewer') return rule.permission.endsWith(':write') ? 403 : null;
@@ -112,6 +113,19 @@ for (const dialect of DIALECTS) {
       }
       assert.ok(checked > 200, `only ${checked} cases`);
       assert.equal(await snapshot(t), before, 'a refused request changed the database');
+    });
+
+    it('token routes name no tenant in their path and answer every valid token, whatever its scope', async () => {
+      const own = routes.filter((r) => r.rule?.scope === 'token');
+      assert.ok(own.some((r) => r.url === '/api/v1/me'), 'GET /api/v1/me is a token route');
+      for (const route of own) {
+        assert.doesNotMatch(route.url, /:(vendorId|organizationId)\b/, `${route.url}: a tenant route needs a tenant scope`);
+        if (route.method !== 'GET') continue;
+        for (const kind of ['otherOrganization', 'otherVendor', 'viewer']) {
+          const res = await t.call('GET', route.url, { token: tokens[kind] ?? null });
+          assert.equal(res.statusCode, 200, `${kind} GET ${route.url}: ${res.body}`);
+        }
+      }
     });
 
     it('lists never show another organization\'s rows', async () => {

@@ -7,6 +7,7 @@ import { m005Calls } from './005_calls.ts';
 import { m006Events } from './006_events.ts';
 import { m007RateLimits } from './007_rate_limits.ts';
 import { m008Runner } from './008_runner.ts';
+import { m009NameSearch } from './009_name_search.ts';
 
 /** Applied in this order; a released migration is never edited, only followed by a new one. */
-export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner];
+export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner, m009NameSearch];

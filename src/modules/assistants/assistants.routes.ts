@@ -9,6 +9,7 @@ import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
 import { assistantCounter, createReadCache, etagOf, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
+import { countNameMatches, NameQuery, whereNameStartsWith } from './name-search.ts';
 
 export interface AssistantRouteOptions {
   kind: Kind;
@@ -52,11 +53,17 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
 
   app.get(BASE, {
     config: read,
-    schema: { tags, summary: `List ${plural}`, params: OrgParams, querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(Assistant)) },
+    schema: {
+      tags, summary: `List ${plural} (q: names starting with)`, params: OrgParams,
+      querystring: listQuery(BASE_SORT, { q: NameQuery }), response: responses(200, PageEnvelope(Assistant)),
+    },
   }, async (request) => {
     const { organizationId } = request.params;
-    const query = kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind);
-    const page = await fetchPage(query, request.query, BASE_SORT, () => readCounter(kysely, assistantCounter(kind, organizationId)));
+    const { q, ...pageQuery } = request.query as typeof request.query & { q?: string };
+    let scoped = kysely.selectFrom('assistants').where('organization_id', '=', organizationId).where('kind', '=', kind);
+    if (q) scoped = whereNameStartsWith(scoped, q);
+    const total = q ? () => countNameMatches(scoped) : () => readCounter(kysely, assistantCounter(kind, organizationId));
+    const page = await fetchPage(scoped.selectAll(), pageQuery, BASE_SORT, total);
     return pageBody(request, { ...page, items: page.items.map(toAssistant) });
   });
 

@@ -4,10 +4,10 @@ import { BrowserRouter } from 'react-router';
 import { App } from './App';
 import { DocumentProvider } from './api/document';
 import { restoreSession, SessionProvider } from './session';
-import { applyTheme, initialTheme } from './theme';
+import { applySavedTheme } from './theme';
 import './styles.css';
 
-applyTheme(initialTheme(), false);
+applySavedTheme();
 
 const initial = await restoreSession();
 createRoot(document.getElementById('root') as HTMLElement).render(

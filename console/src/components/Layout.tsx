@@ -1,7 +1,7 @@
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { NavLink } from 'react-router';
 import { useSession } from '../session';
-import { applyTheme, initialTheme, type Theme } from '../theme';
+import { chooseTheme, onSystemTheme, savedTheme, systemTheme, type Theme } from '../theme';
 import { ScopeSwitcher } from './ScopeSwitcher';
 
 const LINKS = [
@@ -16,10 +16,12 @@ const LINKS = [
 
 export function Layout({ children }: { children: ReactNode }) {
   const session = useSession();
-  const [theme, setTheme] = useState<Theme>(initialTheme);
+  const [theme, setTheme] = useState<Theme>(() => savedTheme() ?? systemTheme());
+  // Until the user chooses, the system's preference decides, also when it changes.
+  useEffect(() => onSystemTheme(() => setTheme(savedTheme() ?? systemTheme())), []);
   const toggle = () => {
     const next = theme === 'dark' ? 'light' : 'dark';
-    applyTheme(next, true);
+    chooseTheme(next);
     setTheme(next);
   };
   return (

@@ -57,7 +57,7 @@ export default function Tasks() {
       </div>
       <ErrorBox error={error ?? board.error} />
       {board.data && (
-        <div className="board">
+        <div className="board" role="region" aria-label="Tasks by status" tabIndex={0}>
           {board.data.map((column) => (
             <section key={column.status} className="column" aria-labelledby={`col-${column.status}`}>
               <h2 id={`col-${column.status}`}><Badge value={column.status} /> <span className="count">{column.total}</span></h2>

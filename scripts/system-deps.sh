@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure the system packages the test suite talks to are present: PostgreSQL (second
-# dialect) and Kamailio (SIP peer). Installs them with apt-get when run as root on Debian;
+# dialect), Kamailio (SIP peer) and Chromium (the console's browser tests). Installs them with apt-get when run as root on Debian;
 # otherwise says what to install.
 set -euo pipefail
 
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v kamailio >/dev/null 2>&1 || [[ -x /usr/sbin/kamailio ]] || missing+=(kamailio)
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then

@@ -4,7 +4,7 @@ export interface Loaded<T> {
   data: T | undefined;
   error: unknown;
   loading: boolean;
-  reload(): void;
+  reload: () => void;
 }
 
 /** Runs `load` when its deps change and on reload(); an answer that arrives after a newer request is dropped. */

@@ -11,13 +11,13 @@ export interface Session {
   me: Me;
   api: Api;
   scope: Scope | null;
-  setScope(scope: Scope | null): void;
-  signOut(): void;
+  setScope: (scope: Scope | null) => void;
+  signOut: () => void;
 }
 
 interface SessionState {
   session: Session | null;
-  signIn(token: string): Promise<void>;
+  signIn: (token: string) => Promise<void>;
 }
 
 const SessionContext = createContext<SessionState | null>(null);

@@ -8,8 +8,7 @@ type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends
 type DataOf<E> = E extends { data: infer D } ? D : never;
 type ItemOf<E> = E extends { data: (infer D)[] } ? D : never;
 
-const ORG = '/api/v1/vendors/{vendorId}/organizations/{organizationId}' as const;
-type Org<S extends string> = `${typeof ORG}${S}`;
+type Org<S extends string> = `/api/v1/vendors/{vendorId}/organizations/{organizationId}${S}`;
 
 export type Me = DataOf<Ok<'/api/v1/me', 'get'>>;
 export type Vendor = ItemOf<Ok<'/api/v1/vendors', 'get'>>;

@@ -3,7 +3,7 @@ import { errorsAt, Field, SelectField, TextField } from '../components/form';
 import { HOOK_TYPES, MASK, newKey, type HookForm } from './draft';
 
 /** Call event hooks: the event, the URL that receives it, and the signing secret (write-only). */
-export function HooksEditor({ hooks, errors, onChange }: { hooks: HookForm[]; errors: readonly FieldError[]; onChange(hooks: HookForm[]): void }) {
+export function HooksEditor({ hooks, errors, onChange }: { hooks: HookForm[]; errors: readonly FieldError[]; onChange: (hooks: HookForm[]) => void }) {
   const set = (key: string, patch: Partial<HookForm>) => onChange(hooks.map((h) => (h.key === key ? { ...h, ...patch } : h)));
   return (
     <fieldset>

@@ -8,8 +8,8 @@ interface Props {
   /** extensions[i]: where the API's errors for this tool are. */
   index: number;
   errors: readonly FieldError[];
-  onChange(tool: ToolForm): void;
-  onRemove(): void;
+  onChange: (tool: ToolForm) => void;
+  onRemove: () => void;
   /** Set once the tool is saved: the test request needs its id. */
   test?: { kind: 'assistant' | 'agent'; ownerId: string } | undefined;
 }

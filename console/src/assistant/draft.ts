@@ -107,6 +107,12 @@ function toolForm(ext: Assistant['extensions'][number]): ToolForm {
   };
 }
 
+/** Read back from the API and sent back untouched: its parameters are those the API accepted for its type. */
+function otherExtension(e: Assistant['extensions'][number]): OtherExtension {
+  const value = { id: e.id, name: e.name, type: e.type, parameters: e.parameters } as ExtensionWrite;
+  return { kind: 'other', key: e.id, value };
+}
+
 export function draftOf(a: Assistant): Draft {
   return {
     name: a.name,
@@ -116,10 +122,9 @@ export function draftOf(a: Assistant): Draft {
     numberId: a.telephoneNumberId ?? '',
     extensions: a.extensions.map((e) => e.type === 'tool_webhook'
       ? toolForm(e)
-      // Read back from the API and sent back untouched: its parameters are those the API accepted for its type.
-      : { kind: 'other', key: e.id, value: { id: e.id, name: e.name, type: e.type, parameters: e.parameters } as ExtensionWrite }),
+      : otherExtension(e)),
     hooks: a.callEventHooks.map((h) => ({
-      key: h.id, id: h.id, type: (HOOK_TYPES as readonly string[]).includes(h.type) ? (h.type as HookForm['type']) : 'call_ended',
+      key: h.id, id: h.id, type: h.type,
       url: h.parameters.url ?? '', secret: { value: h.parameters.secret ?? '', stored: h.parameters.secret === MASK },
     })),
   };

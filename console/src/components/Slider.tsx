@@ -8,7 +8,7 @@ interface Props {
   value: number | undefined;
   unit?: string;
   errors?: readonly string[];
-  onChange(value: number | undefined): void;
+  onChange: (value: number | undefined) => void;
 }
 
 /** An optional number on a slider bound to the API's own range; unticked, the value is left out (the service default). */

@@ -13,7 +13,7 @@ export function Table({ caption, head, children }: { caption: string; head: Reac
   );
 }
 
-export function Pager({ page, totalPages, onPage }: { page: number; totalPages: number; onPage(page: number): void }) {
+export function Pager({ page, totalPages, onPage }: { page: number; totalPages: number; onPage: (page: number) => void }) {
   if (totalPages <= 1) return null;
   return (
     <nav className="pager" aria-label="Pages">

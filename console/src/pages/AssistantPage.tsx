@@ -61,7 +61,7 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
         const created = kind === 'agent'
           ? await data(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents', { params: { path: scope }, body }))
           : await data(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants', { params: { path: scope }, body }));
-        navigate(`/${plural(kind)}/${created.id}`, { replace: true });
+        void navigate(`/${plural(kind)}/${created.id}`, { replace: true });
         return;
       }
       await ok(kind === 'agent'

@@ -44,7 +44,7 @@ export default function Deliveries() {
 }
 
 /** Deliveries with their last answer and a redeliver button (shared with the call page). */
-export function DeliveryTable({ deliveries, onChange }: { deliveries: Delivery[]; onChange(): void }) {
+export function DeliveryTable({ deliveries, onChange }: { deliveries: Delivery[]; onChange: () => void }) {
   const { api } = useSession();
   const scope = useScope();
   const [error, setError] = useState<unknown>(null);

@@ -20,7 +20,7 @@ export function SignIn() {
     try {
       await signIn(token.trim());
       const from = (location.state as { from?: string } | null)?.from;
-      navigate(from && from !== '/signin' ? from : '/', { replace: true });
+      void navigate(from && from !== '/signin' ? from : '/', { replace: true });
     } catch (e) {
       setError(e);
     } finally {

@@ -87,7 +87,7 @@ function CredentialRow({ credential: c }: { credential: SipCredential }) {
   );
 }
 
-function NewCredential({ onCreated }: { onCreated(): void }) {
+function NewCredential({ onCreated }: { onCreated: () => void }) {
   const { api } = useSession();
   const scope = useScope();
   const blank = { name: '', hostname: '', port: '5060', transport: 'udp' as const, username: '', password: '', maxAgentTasks: '1' };
@@ -128,7 +128,7 @@ function NewCredential({ onCreated }: { onCreated(): void }) {
   );
 }
 
-function NewNumber({ credentials, onCreated }: { credentials: SipCredential[]; onCreated(): void }) {
+function NewNumber({ credentials, onCreated }: { credentials: SipCredential[]; onCreated: () => void }) {
   const { api } = useSession();
   const scope = useScope();
   const [form, setForm] = useState({ number: '', name: '', sipCredentialId: '' });

@@ -57,7 +57,7 @@ export default function StrategyPage() {
     try {
       if (isNew) {
         const created = await data(api.POST(CREATE_PATH, { params: { path: scope }, body: form }));
-        navigate(`/strategies/${created.id}`, { replace: true });
+        void navigate(`/strategies/${created.id}`, { replace: true });
         return;
       }
       await ok(api.PUT('/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies/{strategyId}', { params: { path: { ...scope, strategyId: id } }, body: form }));

@@ -7,8 +7,10 @@ import { parseTasksCsv, rowOf, type ParsedCsv } from './csv';
 
 const PREVIEW_ROWS = 10;
 
+const cell = (value: unknown) => (value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+
 /** Upload a CSV of tasks: parsed here, previewed, sent as one all-or-nothing batch; each row's errors shown by row. */
-export function CsvUpload({ agentId, onCreated }: { agentId: string; onCreated(): void }) {
+export function CsvUpload({ agentId, onCreated }: { agentId: string; onCreated: () => void }) {
   const { api } = useSession();
   const scope = useScope();
   const input = useId();
@@ -74,7 +76,7 @@ export function CsvUpload({ agentId, onCreated }: { agentId: string; onCreated()
               return (
                 <tr key={i} className={errors ? 'row-invalid' : undefined}>
                   <td>{i + 1}</td>
-                  {parsed.columns.map((c) => <td key={c}>{values[c] === undefined ? '' : String(values[c])}</td>)}
+                  {parsed.columns.map((c) => <td key={c}>{cell(values[c])}</td>)}
                   <td>{errors && <span className="field-error" role="alert">Row {i + 1}: {errors.join('; ')}</span>}</td>
                 </tr>
               );

@@ -85,12 +85,14 @@ export const LOOKS = [
  * violations found; the page is left at 1280 px, light.
  */
 export async function captureLooks(page: Page, dir: string, name: string): Promise<string[]> {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(join(dir, 'docs'), { recursive: true });
   const violations: string[] = [];
   for (const look of LOOKS) {
     await page.setViewportSize({ width: look.width, height: look.height });
     await page.emulateMedia({ colorScheme: look.scheme });
     await page.screenshot({ path: join(dir, `${name}-${look.width}-${look.scheme}.png`), fullPage: true, animations: 'disabled' });
+    // The first screenful at 1280 px, light: small enough for docs/console/.
+    if (look.width === 1280 && look.scheme === 'light') await page.screenshot({ path: join(dir, 'docs', `${name}.png`), animations: 'disabled' });
     if (look.width === 1280 || look.scheme === 'light') violations.push(...(await axeViolations(page)).map((v) => `${name} (${look.scheme}): ${v}`));
   }
   await page.setViewportSize({ width: 1280, height: 900 });

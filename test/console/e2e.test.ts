@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { DEFAULT_CONSOLE_ROOT } from '../../src/http/console.ts';
 import { ADMIN_TOKEN, buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -231,6 +232,15 @@ for (const [index, dialect] of DIALECTS.entries()) {
         assert.match(timeline, /Tool call\s*lookup_order\s*\{"orderNumber":"A-17"\}/);
         assert.match(timeline, /Tool result\s*lookup_order\s*ok 200 in \d+ ms/);
         assert.equal(tools.requests.at(-1)?.body.parameters.orderNumber, 'A-17');
+        // The LLM got what the console configured: the key, the strategy's temperature, the tool as the form built it.
+        const asked = llm.requests.find((r) => r.messages.at(-1)?.role === 'user');
+        assert.equal(llm.headers[llm.requests.indexOf(asked)]?.authorization, 'Bearer test-llm-key');
+        assert.equal(asked.temperature, 0.4);
+        assert.equal(asked.messages[0].content, 'You help Ada with orders.');
+        assert.deepEqual(asked.tools, [{ type: 'function', function: {
+          name: 'lookup_order', description: 'Find an order by its number',
+          parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
+        } }]);
         await page.getByRole('button', { name: 'End call' }).click();
         await see('Call ended (client_ended)');
         await shoot('test-call');
@@ -263,6 +273,9 @@ for (const [index, dialect] of DIALECTS.entries()) {
         const [first, second] = hooks.requests;
         assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'], 'a redelivery keeps the webhook-id');
         assert.equal(first?.body.data.callId, callId);
+        // Signed with the secret typed into the console (Standard Webhooks, checked by its own library).
+        const verified = new Webhook(HOOK_SECRET).verify(second?.rawBody ?? '', second?.headers as Record<string, string>) as { type: string };
+        assert.equal(verified.type, 'call_ended');
         await shoot('deliveries');
       });
 

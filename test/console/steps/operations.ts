@@ -1,0 +1,98 @@
+// After the call: webhooks, agent tasks, the overview, search and the theme.
+import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
+import { taskCsv } from '../support/csv.ts';
+import { HOOK_SECRET, UUID, type Walk } from '../support/walk.ts';
+
+/** A failed webhook delivery, redelivered from the console. */
+export async function webhooks(w: Walk): Promise<void> {
+  const { page, hooks, shoot, see, nav, deliverUntil, state } = w;
+  hooks.answer = (_r, i) => ({ status: i === 0 ? 500 : 204 });
+  await deliverUntil(1);
+  await nav('Webhooks');
+  await page.getByRole('cell', { name: /^500 \(\d+ ms\)$/ }).waitFor();
+  await page.getByRole('button', { name: /^Redeliver call_ended/ }).click();
+  await see('queued');
+  await deliverUntil(2);
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  await page.locator('.badge-delivered').waitFor();
+  const [first, second] = hooks.requests;
+  assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'], 'a redelivery keeps the webhook-id');
+  assert.equal(first?.body.data.callId, state.callId);
+  // Signed with the secret typed into the console (Standard Webhooks, checked by its own library).
+  const verified = new Webhook(HOOK_SECRET).verify(second?.rawBody ?? '', second?.headers as Record<string, string>) as { type: string };
+  assert.equal(verified.type, 'call_ended');
+  await shoot('deliveries');
+}
+
+/** An agent, a CSV of 100 tasks with 2 bad rows, then a good one; pause, cancel, attempts. */
+export async function tasks(w: Walk): Promise<void> {
+  const { page, b, shoot, see, nav, api, served } = w;
+  await nav('Agents');
+  await page.getByRole('link', { name: 'New agent' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Reminder caller');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await page.waitForURL(new RegExp(`/console/agents/${UUID}$`));
+  await page.getByRole('link', { name: 'Tasks' }).click();
+  await page.getByRole('heading', { name: /Tasks of/ }).waitFor();
+
+  const file = page.getByLabel('CSV file');
+  await file.setInputFiles({ name: 'tasks.csv', mimeType: 'text/csv', buffer: Buffer.from(taskCsv(100, { 12: 'not-a-number', 57: '+49 (0) 30 1234' })) });
+  await see('100 tasks read');
+  b.expectFailure(/\/tasks\/batch$/, 400);
+  await page.getByRole('button', { name: 'Create 100 tasks' }).click();
+  await see(/Row 13: targetNumber/);
+  await see(/Row 58: targetNumber/);
+  await see('2 rows have errors');
+  await shoot('tasks-upload-errors');
+  assert.equal((await api(`/agents/${page.url().split('/').at(-2)}/tasks`)).totalElements, 0, 'all or nothing');
+
+  await file.setInputFiles({ name: 'tasks.csv', mimeType: 'text/csv', buffer: Buffer.from(taskCsv(100, {})) });
+  await page.getByRole('button', { name: 'Create 100 tasks' }).click();
+  await see('Created 100 tasks.');
+  await page.locator('#col-SCHEDULED .count').getByText('100').waitFor();
+  await page.getByRole('button', { name: 'Pause agent' }).click();
+  await see('Paused: no new task starts.');
+  await page.getByRole('button', { name: /^Cancel task to/ }).first().click();
+  await page.locator('#col-CANCELLED .count').getByText('1').waitFor();
+  await page.getByRole('button', { name: /^Attempts of task to/ }).first().click();
+  await see(served('/agents/{agentId}/tasks/{taskId}/attempts') ? 'No attempts yet.' : 'does not list attempts yet');
+  await page.getByRole('button', { name: 'Resume agent' }).click();
+  await see('Running.');
+  await shoot('tasks');
+}
+
+/** The overview reads the charts once the analytics API is there. */
+export async function overviewCharts(w: Walk): Promise<void> {
+  const { page, shoot, see, nav, served } = w;
+  await nav('Overview');
+  if (!served('/analytics/overview')) {
+    await see('Charts need the analytics API');
+    return;
+  }
+  await page.getByRole('img', { name: 'Calls per day by outcome' }).waitFor();
+  await page.getByText('turn latency, p95').waitFor();
+  await page.getByText('Task completion funnel').waitFor();
+  await shoot('overview-charts');
+}
+
+/** Search, the agents list, the overview again and the theme toggle. */
+export async function searchAndTheme(w: Walk): Promise<void> {
+  const { page, shoot, see, nav } = w;
+  await nav('Assistants');
+  await page.getByLabel('Search by name').fill('front');
+  await page.getByRole('link', { name: 'Front desk' }).waitFor();
+  await page.getByLabel('Search by name').fill('zzz');
+  await see('No assistants start with');
+  await page.getByLabel('Search by name').fill('');
+  await shoot('assistants');
+  await nav('Agents');
+  await page.getByRole('link', { name: 'Reminder caller' }).waitFor();
+  await shoot('agents');
+  await page.getByRole('button', { name: 'Dark theme' }).click();
+  assert.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark');
+  await page.reload();
+  assert.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark', 'the choice is kept');
+  await page.getByRole('button', { name: 'Light theme' }).click();
+  await page.getByRole('link', { name: 'Reminder caller' }).waitFor();
+}

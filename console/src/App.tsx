@@ -23,6 +23,7 @@ export function App() {
     return (
       <Routes>
         <Route path="/signin" element={<SignIn />} />
+        {/* After signing in, the signed-in /signin route sends the user back to where they were going. */}
         <Route path="*" element={<Navigate to="/signin" replace state={{ from: location.pathname + location.search }} />} />
       </Routes>
     );
@@ -32,7 +33,7 @@ export function App() {
       <Suspense fallback={<p role="status">Loading…</p>}>
         <Routes>
           <Route path="/" element={<Overview />} />
-          <Route path="/signin" element={<Navigate to="/" replace />} />
+          <Route path="/signin" element={<Navigate to={(location.state as { from?: string } | null)?.from ?? '/'} replace />} />
           <Route path="/assistants" element={<AssistantList kind="assistant" />} />
           <Route path="/assistants/:id" element={<AssistantPage kind="assistant" />} />
           <Route path="/agents" element={<AssistantList kind="agent" />} />

@@ -104,6 +104,10 @@ export function useScope(): Scope {
   return scope;
 }
 
-export function can(me: Me, permission: Me['permissions'][number]): boolean {
-  return me.permissions.includes(permission);
+export type Permission = Me['permissions'][number];
+
+/** Whether the token may do this, from GET /api/v1/me: the console offers only what the API would allow. */
+export function useCan(): (permission: Permission) => boolean {
+  const { me } = useSession();
+  return (permission) => me.permissions.includes(permission);
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DEFAULT_CONSOLE_ROOT } from '../../src/http/console.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { assistant, testCall, testRequest } from './steps/assistant.ts';
-import { overviewCharts, searchAndTheme, tasks, webhooks } from './steps/operations.ts';
+import { overviewCharts, searchAndTheme, tasks, viewer, webhooks } from './steps/operations.ts';
 import { signIn, sip, strategy } from './steps/setup.ts';
 import { startWalk, type Walk } from './support/walk.ts';
 
@@ -21,6 +21,7 @@ const STEPS: [string, (w: Walk) => Promise<void>][] = [
   ['an agent, a CSV of 100 tasks with 2 bad rows, then a good one; pause, cancel, attempts', tasks],
   ['the overview reads the charts once the analytics API is there', overviewCharts],
   ['search, the agents list and the theme toggle', searchAndTheme],
+  ['a viewer token of one organization: nothing to choose, nothing to change', viewer],
 ];
 
 for (const [index, dialect] of DIALECTS.entries()) {

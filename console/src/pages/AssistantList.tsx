@@ -5,7 +5,7 @@ import { plural, type Kind } from '../api/types';
 import { ErrorBox, SelectField, Status, TextField } from '../components/form';
 import { Pager, Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 const SORTS = [
   ['name,asc', 'Name A–Z'],
@@ -21,6 +21,7 @@ export default function AssistantList({ kind }: { kind: Kind }) {
   const title = kind === 'agent' ? 'Agents' : 'Assistants';
   useTitle(title);
   const { api } = useSession();
+  const can = useCan();
   const scope = useScope();
   const [q, setQ] = useState('');
   const [sort, setSort] = useState<Sort>('name,asc');
@@ -36,7 +37,7 @@ export default function AssistantList({ kind }: { kind: Kind }) {
     <>
       <div className="page-head">
         <h1>{title}</h1>
-        <Link className="button primary" to={`/${plural(kind)}/new`}>New {kind}</Link>
+        {can(`${plural(kind)}:write`) && <Link className="button primary" to={`/${plural(kind)}/new`}>New {kind}</Link>}
       </div>
       <div className="filters">
         <TextField label="Search by name" type="search" value={q} onChange={(e) => { setQ(e.target.value); setPage(0); }} hint="Names that start with this text" />

@@ -9,7 +9,7 @@ import { TestCall } from '../assistant/TestCall';
 import { ToolEditor } from '../assistant/ToolEditor';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextArea, TextField } from '../components/form';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 const TOP_FIELDS = ['name', 'systemPrompt', 'systemPromptGreeting', 'llmAudioContentGenerationStrategyId', 'telephoneNumberId'];
 
@@ -18,6 +18,8 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
   const { id = 'new' } = useParams();
   const isNew = id === 'new';
   const { api } = useSession();
+  const can = useCan();
+  const writable = can(`${plural(kind)}:write`);
   const scope = useScope();
   const navigate = useNavigate();
   const [draft, setDraft] = useState<Draft>(emptyDraft);
@@ -114,7 +116,7 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
                 key={item.key} tool={item} index={index} errors={details}
                 onChange={(tool: ToolForm) => set({ extensions: draft.extensions.map((x) => (x.key === item.key ? tool : x)) })}
                 onRemove={() => set({ extensions: draft.extensions.filter((x) => x.key !== item.key) })}
-                test={isNew ? undefined : { kind, ownerId: id }}
+                test={isNew || !writable ? undefined : { kind, ownerId: id }}
               />
             )
             : <p key={item.key} className="note">Extension <code>{item.value.type}</code> is kept as it is.</p>)}
@@ -126,12 +128,13 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
         </section>
 
         <div className="save-bar">
-          <button type="submit" className="primary" disabled={busy}>{isNew ? `Create ${kind}` : 'Save'}</button>
+          <button type="submit" className="primary" disabled={busy || !writable}>{isNew ? `Create ${kind}` : 'Save'}</button>
+          {!writable && <span className="note">Read only: this token may not change {plural(kind)}.</span>}
           {saved && <span role="status">{saved}</span>}
         </div>
         <ErrorBox error={error} claimed={error instanceof ApiError ? claimed : []} />
       </form>
-      {!isNew && <TestCall kind={kind} ownerId={id} />}
+      {!isNew && can('calls:write') && <TestCall kind={kind} ownerId={id} />}
     </>
   );
 }

@@ -5,7 +5,7 @@ import type { Delivery } from '../api/types';
 import { ErrorBox, SelectField, Status } from '../components/form';
 import { Badge, Pager, Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -49,6 +49,7 @@ export function DeliveryTable({ deliveries, onChange }: { deliveries: Delivery[]
   const scope = useScope();
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState('');
+  const writable = useCan()('calls:write');
   const redeliver = async (id: string) => {
     setError(null);
     setDone('');
@@ -72,7 +73,7 @@ export function DeliveryTable({ deliveries, onChange }: { deliveries: Delivery[]
               <td>{d.attemptCount}</td>
               <td>{d.lastStatusCode ?? d.lastError ?? '—'}{d.lastLatencyMs !== null ? ` (${d.lastLatencyMs} ms)` : ''}</td>
               <td>{when(d.createdAt)}</td>
-              <td><button type="button" disabled={d.inFlight} onClick={() => void redeliver(d.id)} aria-label={`Redeliver ${d.eventType} ${d.id}`}>Redeliver</button></td>
+              <td><button type="button" disabled={d.inFlight || !writable} onClick={() => void redeliver(d.id)} aria-label={`Redeliver ${d.eventType} ${d.id}`}>Redeliver</button></td>
             </tr>
           );
         })}

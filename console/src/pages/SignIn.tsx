@@ -1,5 +1,4 @@
 import { useState, type FormEvent } from 'react';
-import { useLocation, useNavigate } from 'react-router';
 import { ErrorBox, TextField } from '../components/form';
 import { useTitle } from '../hooks';
 import { useSessionState } from '../session';
@@ -7,8 +6,6 @@ import { useSessionState } from '../session';
 export function SignIn() {
   useTitle('Sign in');
   const { signIn } = useSessionState();
-  const navigate = useNavigate();
-  const location = useLocation();
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -18,9 +15,8 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
+      // Signed in, the app's /signin route sends the user on to where they were going.
       await signIn(token.trim());
-      const from = (location.state as { from?: string } | null)?.from;
-      void navigate(from && from !== '/signin' ? from : '/', { replace: true });
     } catch (e) {
       setError(e);
     } finally {

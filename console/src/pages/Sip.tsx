@@ -4,7 +4,7 @@ import type { SipCredential, Validation } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
 import { Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 const CREDENTIALS = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/sip/credentials';
 const NUMBERS = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/sip/numbers';
@@ -15,6 +15,7 @@ export default function Sip() {
   const { api } = useSession();
   const scope = useScope();
   const credentials = useLoad(() => data(api.GET(CREDENTIALS, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
+  const writable = useCan()('sip:write');
   const numbers = useLoad(() => data(api.GET(NUMBERS, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
   return (
     <>
@@ -24,10 +25,10 @@ export default function Sip() {
         <ErrorBox error={credentials.error} />
         {credentials.data && (credentials.data.length === 0 ? <Status>No SIP credentials yet.</Status> : (
           <Table caption="SIP credentials" head={['Name', 'Registrar', 'User', 'Max tasks', 'Check']}>
-            {credentials.data.map((c) => <CredentialRow key={c.id} credential={c} />)}
+            {credentials.data.map((c) => <CredentialRow key={c.id} credential={c} canValidate={writable} />)}
           </Table>
         ))}
-        <NewCredential onCreated={credentials.reload} />
+        {writable && <NewCredential onCreated={credentials.reload} />}
       </section>
       <section className="card" aria-labelledby="numbers">
         <h2 id="numbers">Numbers</h2>
@@ -44,13 +45,13 @@ export default function Sip() {
             ))}
           </Table>
         ))}
-        <NewNumber credentials={credentials.data ?? []} onCreated={numbers.reload} />
+        {writable && <NewNumber credentials={credentials.data ?? []} onCreated={numbers.reload} />}
       </section>
     </>
   );
 }
 
-function CredentialRow({ credential: c }: { credential: SipCredential }) {
+function CredentialRow({ credential: c, canValidate }: { credential: SipCredential; canValidate: boolean }) {
   const { api } = useSession();
   const scope = useScope();
   const [result, setResult] = useState<Validation | null>(null);
@@ -75,7 +76,7 @@ function CredentialRow({ credential: c }: { credential: SipCredential }) {
       <td>{c.username}</td>
       <td>{c.maxAgentTasks}</td>
       <td>
-        <button type="button" onClick={() => void validate()} disabled={busy} aria-label={`Validate ${c.name}`}>{busy ? 'Registering…' : 'Validate'}</button>
+        <button type="button" onClick={() => void validate()} disabled={busy || !canValidate} aria-label={`Validate ${c.name}`}>{busy ? 'Registering…' : 'Validate'}</button>
         {result && (
           <span role="status" className={result.successful ? 'good' : 'bad'}>
             {' '}{result.successful ? 'Registered' : 'Refused'}: {result.statusCode ?? 'no answer'} {result.reason}

@@ -4,11 +4,12 @@ import { ok } from '../api/client';
 import { ErrorBox, Status } from '../components/form';
 import { Pager, Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 export default function Strategies() {
   useTitle('Strategies');
   const { api } = useSession();
+  const writable = useCan()('strategies:write');
   const scope = useScope();
   const [page, setPage] = useState(0);
   const list = useLoad(() => ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies', { params: { path: scope, query: { page } } })), [api, scope, page]);
@@ -16,7 +17,7 @@ export default function Strategies() {
     <>
       <div className="page-head">
         <h1>LLM generation strategies</h1>
-        <Link className="button primary" to="/strategies/new">New strategy</Link>
+        {writable && <Link className="button primary" to="/strategies/new">New strategy</Link>}
       </div>
       <ErrorBox error={list.error} />
       {list.data && (list.data.data.length === 0 ? <Status>No strategies yet.</Status> : (

@@ -6,7 +6,7 @@ import type { Strategy, StrategyWrite } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
 import { Slider } from '../components/Slider';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 const CREATE_PATH = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies';
 type Params = StrategyWrite['parameters'];
@@ -27,6 +27,7 @@ export default function StrategyPage() {
   const { id = 'new' } = useParams();
   const isNew = id === 'new';
   const { api } = useSession();
+  const writable = useCan()('strategies:write');
   const scope = useScope();
   const navigate = useNavigate();
   const doc = useDocument();
@@ -110,7 +111,8 @@ export default function StrategyPage() {
           ))}
         </section>
         <div className="save-bar">
-          <button type="submit" className="primary">{isNew ? 'Create strategy' : 'Save'}</button>
+          <button type="submit" className="primary" disabled={!writable}>{isNew ? 'Create strategy' : 'Save'}</button>
+          {!writable && <span className="note">Read only: this token may not change strategies.</span>}
           {saved && <span role="status">{saved}</span>}
         </div>
         <ErrorBox error={error} claimed={SHOWN_AT_FIELDS} />

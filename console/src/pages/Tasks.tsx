@@ -5,7 +5,7 @@ import type { Task } from '../api/types';
 import { ErrorBox, Status } from '../components/form';
 import { Badge, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 import { Attempts } from '../tasks/Attempts';
 import { CsvUpload } from '../tasks/CsvUpload';
 
@@ -19,6 +19,7 @@ export default function Tasks() {
   const { api } = useSession();
   const scope = useScope();
   const path = { ...scope, agentId: id };
+  const writable = useCan()('tasks:write');
   const agent = useLoad(() => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}', { params: { path } })), [api, scope, id]);
   useTitle(`Tasks of ${agent.data?.name ?? 'agent'}`);
   const board = useLoad(async () => {
@@ -49,7 +50,7 @@ export default function Tasks() {
     <>
       <div className="page-head">
         <h1>Tasks of {agent.data ? <Link to={`/agents/${id}`}>{agent.data.name}</Link> : 'agent'}</h1>
-        <div className="row">
+        <div className="row" hidden={!writable}>
           <button type="button" onClick={() => void pause(true)}>Pause agent</button>
           <button type="button" onClick={() => void pause(false)}>Resume agent</button>
           {paused !== null && <span role="status">{paused ? 'Paused: no new task starts.' : 'Running.'}</span>}
@@ -68,10 +69,10 @@ export default function Tasks() {
                     <small>{task.attempts}/{task.maxAttempts} attempts · next {when(task.nextAttemptAt)}</small>
                     {task.lastError && <small className="bad">{task.lastError}</small>}
                     <span className="row">
-                      {(['PENDING', 'SCHEDULED', 'IN_PROGRESS'] as TaskStatus[]).includes(task.status) && (
+                      {writable && (['PENDING', 'SCHEDULED', 'IN_PROGRESS'] as TaskStatus[]).includes(task.status) && (
                         <button type="button" onClick={() => void taskAction(task, 'cancel')} aria-label={`Cancel task to ${task.targetNumber}`}>Cancel</button>
                       )}
-                      {(['PENDING', 'FAILED', 'CANCELLED'] as TaskStatus[]).includes(task.status) && (
+                      {writable && (['PENDING', 'FAILED', 'CANCELLED'] as TaskStatus[]).includes(task.status) && (
                         <button type="button" onClick={() => void taskAction(task, 'execute')} aria-label={`Run task to ${task.targetNumber}`}>Run</button>
                       )}
                       <button type="button" aria-expanded={open === task.id} onClick={() => setOpen(open === task.id ? null : task.id)} aria-label={`Attempts of task to ${task.targetNumber}`}>Attempts</button>
@@ -86,7 +87,7 @@ export default function Tasks() {
         </div>
       )}
       {!board.data && !board.error && <Status>Loading…</Status>}
-      <CsvUpload agentId={id} onCreated={board.reload} />
+      {writable && <CsvUpload agentId={id} onCreated={board.reload} />}
     </>
   );
 }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { taskCsv } from '../support/csv.ts';
+import { createApiToken } from '../../helpers/app.ts';
 import { HOOK_SECRET, UUID, type Walk } from '../support/walk.ts';
 
 /** A failed webhook delivery, redelivered from the console. */
@@ -95,4 +96,27 @@ export async function searchAndTheme(w: Walk): Promise<void> {
   assert.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark', 'the choice is kept');
   await page.getByRole('button', { name: 'Light theme' }).click();
   await page.getByRole('link', { name: 'Reminder caller' }).waitFor();
+}
+
+/** A viewer token of one organization: no vendor or organization to choose, nothing offered that it may not do. */
+export async function viewer(w: Walk): Promise<void> {
+  const { page, t, tenant, see, nav } = w;
+  const token = await createApiToken(t, tenant.vendorId, { role: 'viewer', organizationId: tenant.organizationId });
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  // Back where the sign-out happened.
+  await page.getByRole('heading', { name: 'Agents' }).waitFor();
+  assert.equal(await page.getByLabel('Vendor').count(), 0, 'only the platform admin chooses a vendor');
+  const organization = page.getByLabel('Organization');
+  assert.ok(await organization.isDisabled(), 'an organization token has nothing to choose');
+  assert.equal(await organization.locator('option:checked').textContent(), 'Acme main');
+  await nav('Assistants');
+  await page.getByRole('link', { name: 'Front desk' }).click();
+  await see('Read only: this token may not change assistants.');
+  assert.ok(await page.getByRole('button', { name: 'Save' }).isDisabled());
+  assert.equal(await page.getByRole('button', { name: 'Send test request' }).count(), 0);
+  await nav('Assistants');
+  await page.getByRole('link', { name: 'Front desk' }).waitFor();
+  assert.equal(await page.getByRole('link', { name: 'New assistant' }).count(), 0);
 }

@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { taskCsv } from '../support/csv.ts';
-import { createApiToken } from '../../helpers/app.ts';
 import { HOOK_SECRET, UUID, type Walk } from '../support/walk.ts';
 
 /** A failed webhook delivery, redelivered from the console. */
@@ -100,8 +99,9 @@ export async function searchAndTheme(w: Walk): Promise<void> {
 
 /** A viewer token of one organization: no vendor or organization to choose, nothing offered that it may not do. */
 export async function viewer(w: Walk): Promise<void> {
-  const { page, t, tenant, see, nav } = w;
-  const token = await createApiToken(t, tenant.vendorId, { role: 'viewer', organizationId: tenant.organizationId });
+  const { page, b, t, tenant, see, nav } = w;
+  const created = await t.call('POST', `/api/v1/vendors/${tenant.vendorId}/api-tokens`, { body: { name: 'console viewer', role: 'viewer', organizationId: tenant.organizationId } });
+  const { token, id } = created.json().data as { token: string; id: string };
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByLabel('API token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -110,6 +110,7 @@ export async function viewer(w: Walk): Promise<void> {
   assert.equal(await page.getByLabel('Vendor').count(), 0, 'only the platform admin chooses a vendor');
   const organization = page.getByLabel('Organization');
   assert.ok(await organization.isDisabled(), 'an organization token has nothing to choose');
+  await organization.locator('option', { hasText: 'Acme main' }).waitFor({ state: 'attached' });
   assert.equal(await organization.locator('option:checked').textContent(), 'Acme main');
   await nav('Assistants');
   await page.getByRole('link', { name: 'Front desk' }).click();
@@ -119,4 +120,11 @@ export async function viewer(w: Walk): Promise<void> {
   await nav('Assistants');
   await page.getByRole('link', { name: 'Front desk' }).waitFor();
   assert.equal(await page.getByRole('link', { name: 'New assistant' }).count(), 0);
+
+  // Revoked meanwhile: the next request is a 401, and the tab signs out (the token leaves sessionStorage).
+  await t.call('DELETE', `/api/v1/vendors/${tenant.vendorId}/api-tokens/${id}`);
+  b.expectFailure(/\/llm-generation-strategies\?/, 401);
+  await nav('Strategies');
+  await page.getByRole('heading', { name: 'Parley console' }).waitFor();
+  assert.equal(await page.evaluate('sessionStorage.getItem("parley.token")'), null);
 }

@@ -1,4 +1,4 @@
-import { createContext, useContext, useRef, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useRef, type ReactNode } from 'react';
 import { useLoad } from '../hooks';
 
 /** The parts of the served OpenAPI document the console reads at run time. */
@@ -26,14 +26,16 @@ const DocumentContext = createContext<Loader | null>(null);
  */
 export function DocumentProvider({ children }: { children: ReactNode }) {
   const promise = useRef<Promise<OpenApiDocument> | null>(null);
-  const load: Loader = () => {
+  // One identity for the provider's life, so pages that load the document do it once.
+  const load = useCallback<Loader>(() => {
     promise.current ??= fetch('/openapi.json').then(async (r) => {
       if (!r.ok) throw new Error(`openapi.json: HTTP ${r.status}`);
       return (await r.json()) as OpenApiDocument;
     });
+    // A failed fetch is not kept: the next page that needs the document tries again.
     promise.current.catch(() => { promise.current = null; });
     return promise.current;
-  };
+  }, []);
   return <DocumentContext.Provider value={load}>{children}</DocumentContext.Provider>;
 }
 

@@ -23,6 +23,7 @@ import { systemRoutes } from './http/system.routes.ts';
 import { traceIdOf } from './http/trace.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
+import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
 import { extensionTestRoutes } from './modules/assistants/extension-test.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
@@ -160,6 +161,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(callStartRoutes, { kind: 'agent', deps: calls });
     await org.register(callRecordRoutes);
     await org.register(deliveryRoutes);
+    await org.register(analyticsRoutes);
   }), { prefix: ORG_PREFIX });
   const llm = options.llm ?? createLlm({
     baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,

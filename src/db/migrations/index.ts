@@ -8,6 +8,7 @@ import { m006Events } from './006_events.ts';
 import { m007RateLimits } from './007_rate_limits.ts';
 import { m008Runner } from './008_runner.ts';
 import { m009NameSearch } from './009_name_search.ts';
+import { m010Analytics } from './010_analytics.ts';
 
 /** Applied in this order; a released migration is never edited, only followed by a new one. */
-export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner, m009NameSearch];
+export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner, m009NameSearch, m010Analytics];

@@ -18,8 +18,8 @@ const STEPS: [string, (w: Walk) => Promise<void>][] = [
   ['send a test tool request to the real receiver', testRequest],
   ['a text test call with a tool call, on one timeline', testCall],
   ['a failed webhook delivery, redelivered from the console', webhooks],
-  ['an agent, a CSV of 100 tasks with 2 bad rows, then a good one; pause, cancel, attempts', tasks],
-  ['the overview reads the charts once the analytics API is there', overviewCharts],
+  ['an agent, a CSV of 100 tasks with 2 bad rows, then a good one; pause, cancel, attempts of a busy and an answered call', tasks],
+  ['the overview charts what the analytics API computed: calls per day, turn latency, tools, the task funnel', overviewCharts],
   ['search, the agents list and the theme toggle', searchAndTheme],
   ['a viewer token of one organization: nothing to choose, nothing to change', viewer],
 ];
@@ -34,7 +34,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
     });
     after(() => w?.close());
 
-    it('walks every page: build an assistant with a tool, test it, call it, redeliver a hook, upload tasks', async () => {
+    it('walks every page: build an assistant with a tool, test it, call it, redeliver a hook, upload and run tasks, read the charts', async () => {
       const walk = w as Walk;
       for (const [name, step] of STEPS) {
         try {

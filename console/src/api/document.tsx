@@ -3,7 +3,7 @@ import { useLoad } from '../hooks';
 
 /** The parts of the served OpenAPI document the console reads at run time. */
 export interface OpenApiDocument {
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: JsonSchema }> } }>>;
+  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: JsonSchema }> } }>>;
 }
 
 export interface JsonSchema {
@@ -20,9 +20,8 @@ type Loader = () => Promise<OpenApiDocument>;
 const DocumentContext = createContext<Loader | null>(null);
 
 /**
- * Fetches /openapi.json once per session, when a page first needs it: to know whether a route
- * exists yet (pages built ahead of their API) and to read ranges off the schemas, so sliders
- * follow the service rather than a copy of its numbers.
+ * Fetches /openapi.json once per session, when a page first needs it, to read ranges off the
+ * schemas, so sliders follow the service rather than a copy of its numbers.
  */
 export function DocumentProvider({ children }: { children: ReactNode }) {
   const promise = useRef<Promise<OpenApiDocument> | null>(null);
@@ -43,15 +42,6 @@ export function useDocument() {
   const load = useContext(DocumentContext);
   if (!load) throw new Error('useDocument outside DocumentProvider');
   return useLoad(load, [load]);
-}
-
-/** Whether the served API has this route (and, when given, this query parameter). undefined while loading. */
-export function useApiHas(path: string, method = 'get', queryParameter?: string): boolean | undefined {
-  const doc = useDocument();
-  if (!doc.data) return doc.error ? false : undefined;
-  const operation = doc.data.paths[path]?.[method];
-  if (!operation) return false;
-  return queryParameter ? (operation.parameters ?? []).some((p) => p.in === 'query' && p.name === queryParameter) : true;
 }
 
 /** The JSON body schema of an operation. */

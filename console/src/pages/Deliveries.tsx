@@ -65,10 +65,9 @@ export function DeliveryTable({ deliveries, onChange }: { deliveries: Delivery[]
     <>
       <Table caption="Webhook deliveries" head={['Event', 'Status', 'Attempts', 'Last answer', 'Created', 'Action']}>
         {deliveries.map((d) => {
-          const callId = (d.payload as { callId?: string } | null)?.callId;
           return (
             <tr key={d.id}>
-              <td>{d.eventType}{callId && <> · <Link to={`/calls/${callId}`}>call</Link></>}</td>
+              <td>{d.eventType}{d.callId && <> · <Link to={`/calls/${d.callId}`}>call</Link></>}</td>
               <td><Badge value={d.status} /></td>
               <td>{d.attemptCount}</td>
               <td>{d.lastStatusCode ?? d.lastError ?? '—'}{d.lastLatencyMs !== null ? ` (${d.lastLatencyMs} ms)` : ''}</td>

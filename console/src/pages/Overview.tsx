@@ -1,11 +1,10 @@
 import { useState } from 'react';
-import { COMING_ROUTES, fetchOverview } from '../api/coming';
-import { useApiHas } from '../api/document';
+import { data } from '../api/client';
 import { Funnel, Stat, StackedBars } from '../components/Charts';
 import { ErrorBox, SelectField, Status } from '../components/form';
 import { Table } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
-import { useScope, useSession } from '../session';
+import { useCan, useScope, useSession } from '../session';
 
 const SERIES = [
   { key: 'completed', label: 'completed', className: 's-completed' },
@@ -14,18 +13,19 @@ const SERIES = [
 ];
 const DAY = 86_400_000;
 
-/** Calls per day by outcome, turn latency, tool error rate and the task funnel (the coming analytics route). */
+/** Calls per day by outcome, turn latency, tool error rate and the task funnel, from GET …/analytics/overview. */
 export default function Overview() {
   useTitle('Overview');
-  const { token } = useSession();
+  const { api } = useSession();
   const scope = useScope();
+  const readable = useCan()('calls:read');
   const [days, setDays] = useState(30);
-  const available = useApiHas(COMING_ROUTES.analytics);
   const overview = useLoad(async () => {
-    if (!available) return null;
+    if (!readable) return null;
     const to = new Date();
-    return fetchOverview(token, scope, new Date(to.getTime() - days * DAY).toISOString(), to.toISOString());
-  }, [token, scope, days, available]);
+    const query = { from: new Date(to.getTime() - days * DAY).toISOString(), to: to.toISOString() };
+    return data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/analytics/overview', { params: { path: scope, query } }));
+  }, [api, scope, days, readable]);
 
   return (
     <>
@@ -37,7 +37,7 @@ export default function Overview() {
           <option value={90}>Last 90 days</option>
         </SelectField>
       </div>
-      {available === false && <Status>Charts need the analytics API, which this server does not offer yet.</Status>}
+      {!readable && <Status>This token may not read calls, so there is nothing to chart.</Status>}
       <ErrorBox error={overview.error} />
       {overview.data && (() => {
         const o = overview.data;
@@ -47,6 +47,7 @@ export default function Overview() {
             <div className="stats">
               <Stat label="turn latency, median" value={o.turnLatency.p50Ms === null ? '—' : `${o.turnLatency.p50Ms} ms`} />
               <Stat label="turn latency, p95" value={o.turnLatency.p95Ms === null ? '—' : `${o.turnLatency.p95Ms} ms`} />
+              <Stat label={`answered turns`} value={String(o.turnLatency.turns)} />
               <Stat label={`tool errors of ${o.tools.invocations} calls`} value={`${(o.tools.errorRate * 100).toFixed(1)} %`} />
             </div>
             <section className="card" aria-labelledby="per-day">

@@ -72,7 +72,7 @@ export async function testRequest(w: Walk): Promise<void> {
 
 /** A text test call with a tool call, on one timeline. */
 export async function testCall(w: Walk): Promise<void> {
-  const { page, llm, tools, shoot, see, nav, api, served, state } = w;
+  const { page, llm, tools, shoot, see, nav, api, state } = w;
   tools.answer = () => ({ body: 'shipped yesterday' });
   await page.getByLabel('userValues (JSON)').fill('{"firstName":"Ada"}');
   await page.getByRole('button', { name: 'Start text call' }).click();
@@ -101,10 +101,16 @@ export async function testCall(w: Walk): Promise<void> {
   state.callId = page.url().split('/').at(-1) ?? '';
   await see('Order A-17: shipped yesterday');
   await see(/ok\s*200/);
-  if (served('/webhook-deliveries', 'callId')) await page.getByRole('button', { name: /^Redeliver call_ended/ }).waitFor();
-  else await see("cannot list a call's deliveries yet");
-  if ((await api(`/calls/${state.callId}`)).data.turns) await see(/Turn 1: \d+ ms/);
-  else await see('Turn latencies are not recorded');
+  // The call's own deliveries (the list filtered by callId), and each answered turn's latency as the record has it.
+  const deliveries = page.getByRole('region', { name: 'Webhook deliveries' });
+  await deliveries.getByRole('button', { name: /^Redeliver call_ended/ }).waitFor();
+  const listed = await api(`/webhook-deliveries?callId=${state.callId}`);
+  assert.deepEqual(listed.data.map((d: { eventType: string; callId: string }) => [d.eventType, d.callId]), [['call_ended', state.callId]]);
+  assert.equal(await deliveries.getByRole('row').count(), 1 + listed.totalElements, 'a header and one row per delivery of this call');
+  const { turns } = (await api(`/calls/${state.callId}`)).data as { turns: { index: number; latencyMs: number }[] };
+  assert.equal(turns.length, 1, 'the caller spoke once');
+  const shown = page.getByRole('list', { name: 'Latency of each answered turn' }).getByRole('listitem');
+  assert.deepEqual((await shown.allTextContents()).map((text) => text.replace(/\s+/g, ' ')), turns.map((turn) => `Turn ${turn.index}: ${turn.latencyMs} ms`));
   await shoot('call');
   await nav('Calls');
   await page.getByLabel('Status').selectOption('ended');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { taskCsv } from '../support/csv.ts';
 import { HOOK_SECRET, UUID, type Walk } from '../support/walk.ts';
+import { statValue } from './setup.ts';
 
 /** A failed webhook delivery, redelivered from the console. */
 export async function webhooks(w: Walk): Promise<void> {
@@ -25,9 +26,9 @@ export async function webhooks(w: Walk): Promise<void> {
   await shoot('deliveries');
 }
 
-/** An agent, a CSV of 100 tasks with 2 bad rows, then a good one; pause, cancel, attempts. */
+/** An agent, a CSV of 100 tasks with 2 bad rows, then a good one; pause, cancel; attempts placed by the test dialer. */
 export async function tasks(w: Walk): Promise<void> {
-  const { page, b, shoot, see, nav, api, served } = w;
+  const { page, b, shoot, see, nav, api, dialer, runJobs, state } = w;
   await nav('Agents');
   await page.getByRole('link', { name: 'New agent' }).click();
   await page.getByLabel('Name', { exact: true }).fill('Reminder caller');
@@ -35,6 +36,7 @@ export async function tasks(w: Walk): Promise<void> {
   await page.waitForURL(new RegExp(`/console/agents/${UUID}$`));
   await page.getByRole('link', { name: 'Tasks' }).click();
   await page.getByRole('heading', { name: /Tasks of/ }).waitFor();
+  const tasksPath = `/agents/${page.url().split('/').at(-2)}/tasks`;
 
   const file = page.getByLabel('CSV file');
   await file.setInputFiles({ name: 'tasks.csv', mimeType: 'text/csv', buffer: Buffer.from(taskCsv(100, { 12: 'not-a-number', 57: '+49 (0) 30 1234' })) });
@@ -45,7 +47,7 @@ export async function tasks(w: Walk): Promise<void> {
   await see(/Row 58: targetNumber/);
   await see('2 rows have errors');
   await shoot('tasks-upload-errors');
-  assert.equal((await api(`/agents/${page.url().split('/').at(-2)}/tasks`)).totalElements, 0, 'all or nothing');
+  assert.equal((await api(tasksPath)).totalElements, 0, 'all or nothing');
 
   await file.setInputFiles({ name: 'tasks.csv', mimeType: 'text/csv', buffer: Buffer.from(taskCsv(100, {})) });
   await page.getByRole('button', { name: 'Create 100 tasks' }).click();
@@ -53,27 +55,63 @@ export async function tasks(w: Walk): Promise<void> {
   await page.locator('#col-SCHEDULED .count').getByText('100').waitFor();
   await page.getByRole('button', { name: 'Pause agent' }).click();
   await see('Paused: no new task starts.');
+  // Paused: the runner starts none of them.
+  await runJobs();
+  assert.equal(dialer.calls.length, 0, 'a paused agent places no call');
   await page.getByRole('button', { name: /^Cancel task to/ }).first().click();
   await page.locator('#col-CANCELLED .count').getByText('1').waitFor();
   await page.getByRole('button', { name: /^Attempts of task to/ }).first().click();
-  await see(served('/agents/{agentId}/tasks/{taskId}/attempts') ? 'No attempts yet.' : 'does not list attempts yet');
+  await see('No attempts yet.');
   await page.getByRole('button', { name: 'Resume agent' }).click();
   await see('Running.');
+
+  // The first call is answered and placed the walk's test call; every other line is busy (SIP 486) and retries in an hour.
+  dialer.script = () => (dialer.calls.length === 1 ? { status: 'completed', sipCode: 200, callId: state.callId } : { status: 'busy', sipCode: 486 });
+  await runJobs();
+  assert.equal(dialer.calls.length, 99, 'every scheduled task was dialled once');
+  const answered = dialer.calls[0]?.targetNumber ?? '';
+  await page.reload();
+  await page.locator('#col-COMPLETED .count').getByText('1').waitFor();
+  await page.locator('#col-SCHEDULED .count').getByText('98').waitFor();
+  const busy = page.locator('section[aria-labelledby="col-SCHEDULED"]').getByRole('button', { name: /^Attempts of task to/ }).first();
+  await busy.click();
+  const busyAttempt = page.getByRole('list', { name: 'Attempts' }).getByRole('listitem');
+  await busyAttempt.getByText('busy', { exact: true }).waitFor();
+  assert.match((await busyAttempt.textContent()) ?? '', /^#1 busy SIP 486/);
   await shoot('tasks');
+  await busy.click();
+  await page.getByRole('button', { name: `Attempts of task to ${answered}` }).click();
+  const done = page.getByRole('list', { name: 'Attempts' }).getByRole('listitem');
+  await done.getByText('completed', { exact: true }).waitFor();
+  assert.match((await done.textContent()) ?? '', /^#1 completed SIP 200 · call/);
+  await done.getByRole('link', { name: 'Call of attempt 1' }).click();
+  await page.waitForURL(`**/console/calls/${state.callId}`);
+  await see('Order A-17: shipped yesterday');
 }
 
-/** The overview reads the charts once the analytics API is there. */
+/** The overview draws what the analytics API computed: the test call, its turn latency and tool call, the tasks. */
 export async function overviewCharts(w: Walk): Promise<void> {
-  const { page, shoot, see, nav, served } = w;
+  const { page, shoot, nav, api } = w;
   await nav('Overview');
-  if (!served('/analytics/overview')) {
-    await see('Charts need the analytics API');
-    return;
-  }
   await page.getByRole('img', { name: 'Calls per day by outcome' }).waitFor();
-  await page.getByText('turn latency, p95').waitFor();
-  await page.getByText('Task completion funnel').waitFor();
+  const { data } = await api('/analytics/overview');
+  assert.equal(await statValue(w, 'turn latency, median'), `${data.turnLatency.p50Ms} ms`);
+  assert.equal(await statValue(w, 'turn latency, p95'), `${data.turnLatency.p95Ms} ms`);
+  assert.equal(await statValue(w, 'answered turns'), '1');
+  assert.deepEqual(data.tools, { invocations: 1, errors: 0, errorRate: 0 }, 'the test request is not a call: only the call\'s tool call counts');
+  assert.equal(await statValue(w, 'tool errors of 1 calls'), '0.0 %');
+  assert.deepEqual(data.tasks, { pending: 0, scheduled: 98, inProgress: 0, completed: 1, failed: 0, cancelled: 1 });
+  const funnel = page.getByRole('figure').filter({ hasText: 'Task completion funnel' });
+  // All tasks; scheduled or further (all but the cancelled one); attempted to an end; completed.
+  assert.deepEqual(await funnel.locator('.funnel-value').allTextContents(), ['100', '99', '1', '1']);
   await shoot('overview-charts');
+
+  // The bars as a table: the day the test call ended holds it, as completed.
+  const day = ((await api(`/calls/${w.state.callId}`)).data.endedAt as string).slice(0, 10);
+  assert.deepEqual(data.callsPerDay.find((d: { day: string }) => d.day === day), { day, completed: 1, abandoned: 0, failed: 0 });
+  await page.getByText('As a table').click();
+  const row = page.getByRole('table', { name: 'Calls per day' }).getByRole('row').filter({ hasText: day });
+  assert.deepEqual(await row.getByRole('cell').allTextContents(), [day, '1', '0', '0']);
 }
 
 /** Search, the agents list, the overview again and the theme toggle. */

@@ -10,6 +10,7 @@ import { buildTestApp, createTenant, type Tenant, type TestApp } from '../../hel
 import { startKamailio, type Kamailio } from '../../helpers/kamailio.ts';
 import { startLlmServer, type LlmServer } from '../../calls/support/llm-server.ts';
 import { startReceiver, type Receiver } from '../../calls/support/receiver.ts';
+import { TestDialer } from '../../helpers/test-dialer.ts';
 import { captureLooks, openBrowser, type Browser } from './browser.ts';
 
 export const TOOL_SECRET = 'Bearer tool-secret-31f0';
@@ -24,6 +25,8 @@ export interface Walk {
   tools: Receiver;
   hooks: Receiver;
   kamailio: Kamailio;
+  /** Places the agent's task calls as each step's script says (the runner is ticked by hand). */
+  dialer: TestDialer;
   b: Browser;
   page: Page;
   state: { assistantId: string; callId: string };
@@ -35,8 +38,8 @@ export interface Walk {
   nav: (name: string) => Promise<void>;
   /** A GET of the organization's API as the platform admin. */
   api: (path: string) => Promise<any>;
-  /** Whether the service has the route (and query parameter) yet, as pages built ahead of their API ask. */
-  served: (path: string, query?: string) => boolean;
+  /** Runs the job runner once and waits for what it started: webhook deliveries and task attempts. */
+  runJobs: () => Promise<void>;
   /** Runs the outbox until the hook receiver has seen n requests (bounded: a broken run fails, it does not hang). */
   deliverUntil: (n: number) => Promise<void>;
   close: () => Promise<void>;
@@ -56,8 +59,10 @@ export async function startWalk(dialect: Dialect, looks: boolean): Promise<Walk>
   const [llm, tools, hooks, kamailio] = await Promise.all([startLlmServer(), startReceiver(), startReceiver(), startKamailio()]);
   scriptLlm(llm);
   const peers = () => Promise.all([llm.close(), tools.close(), hooks.close(), kamailio.stop()]);
-  const t = await buildTestApp(dialect, { PARLEY_EGRESS_ALLOW: '127.0.0.0/8', OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-llm-key' })
-    .catch(async (error: unknown) => { await peers(); throw error; });
+  const dialer = new TestDialer();
+  // A retried attempt waits an hour: nothing the walk does brings it back while the pages are read.
+  const env = { PARLEY_EGRESS_ALLOW: '127.0.0.0/8', OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-llm-key', PARLEY_RETRY_BASE_SECONDS: '3600' };
+  const t = await buildTestApp(dialect, env, { dialer }).catch(async (error: unknown) => { await peers(); throw error; });
   let tenant: Tenant;
   let b: Browser;
   try {
@@ -71,26 +76,24 @@ export async function startWalk(dialect: Dialect, looks: boolean): Promise<Walk>
   }
   const page = b.page;
   const violations: string[] = [];
+  const runJobs = async () => {
+    await t.app.runner.tick();
+    await t.app.runner.idle();
+  };
   return {
-    t, tenant, llm, tools, hooks, kamailio, b, page, violations, state: { assistantId: '', callId: '' },
+    t, tenant, llm, tools, hooks, kamailio, dialer, b, page, violations, state: { assistantId: '', callId: '' },
     async shoot(name) {
       if (looks) violations.push(...(await captureLooks(page, SHOTS, name)));
     },
     see: (text) => page.getByText(text).first().waitFor(),
     nav: (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click(),
     api: async (path) => (await t.call('GET', `${tenant.orgPath}${path}`)).json(),
-    served(path, query) {
-      const doc = t.app.swagger() as { paths: Record<string, { get?: { parameters?: { name: string; in: string }[] } }> };
-      const get = doc.paths[`/api/v1/vendors/{vendorId}/organizations/{organizationId}${path}`]?.get;
-      return Boolean(get && (!query || (get.parameters ?? []).some((p) => p.in === 'query' && p.name === query)));
-    },
+    runJobs,
     async deliverUntil(n) {
-      const deadline = Date.now() + 15_000;
-      while (hooks.requests.length < n) {
-        if (Date.now() > deadline) throw new Error(`the hook receiver saw ${hooks.requests.length} requests, not ${n}`);
-        await t.app.deliverer.tick();
-        // SQLite answers without touching the event loop; let the delivery's HTTP request move.
-        await new Promise((resolve) => setImmediate(resolve));
+      // Each round runs what is due and waits for it; a delivery that is not due yet (backoff) is a bug here.
+      for (let round = 0; hooks.requests.length < n; round++) {
+        if (round === 5) throw new Error(`the hook receiver saw ${hooks.requests.length} requests, not ${n}`);
+        await runJobs();
       }
     },
     async close() {

@@ -4,7 +4,9 @@ import tseslint from 'typescript-eslint';
 const LAYER_PATTERNS = {
   calls: ['**/calls/*', '**/calls/**/*', '!**/modules/calls/*'],
   modules: ['**/modules/**'],
-  app: ['**/app.ts', '**/server.ts', '**/cli.ts', '**/workers.ts'],
+  // src/sip/transaction/server.ts is the SIP server transaction, not the HTTP server (the
+  // platform files at src/ itself, config/clock/context, import nothing named server.ts).
+  app: ['**/app.ts', '**/server.ts', '**/cli.ts', '**/workers.ts', '!**/transaction/server.ts', '!./server.ts'],
 };
 
 /** One no-restricted-imports rule per layer, naming the layers it must not import. */

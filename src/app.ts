@@ -4,6 +4,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Llm } from './calls/llm.ts';
 import { createLlm } from './calls/llm.ts';
+import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
+import { organizationAccess } from './modules/calls/voice-plan.ts';
 import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { AuthCache } from './http/auth-cache.ts';
@@ -15,6 +17,7 @@ import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { floodGuardPlugin } from './http/flood.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
 import { registerJsonBody } from './http/json-body.ts';
+import { trackMethods } from './http/methods.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { tokenRateLimitPlugin } from './http/rate-limit.ts';
@@ -33,6 +36,7 @@ import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.t
 import { deliveryRoutes } from './modules/events/deliveries.routes.ts';
 import type { OrganizationDependent } from './modules/organizations/organizations.repository.ts';
 import { organizationRoutes, organizationVendorRoutes } from './modules/organizations/organizations.routes.ts';
+import { providerCredentialRoutes } from './modules/providers/providers.routes.ts';
 import { sipCredentialRoutes } from './modules/sip/sip-credentials.routes.ts';
 import { telephoneNumberCheck } from './modules/sip/sip-numbers.repository.ts';
 import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
@@ -64,6 +68,8 @@ export interface AppOptions {
   dialer?: Dialer;
   /** The LLM of calls; by default the OpenAI-compatible endpoint of the config. */
   llm?: Llm;
+  /** What voice calls share (the pacer, the VAD model, the providers); tests may give one with a manual pacer clock. */
+  voice?: VoiceKit;
   /** Where a generated admin token is shown, once. */
   announceAdminToken?: (token: string) => void;
   /** Sees every route as it is added (the tenant-isolation test builds its matrix from them). */
@@ -77,6 +83,8 @@ const ORGANIZATION_DEPENDENTS: readonly OrganizationDependent[] = [
   { table: 'llm_strategies', label: 'LLM generation strategies' },
   { table: 'sip_numbers', label: 'SIP numbers' },
   { table: 'sip_credentials', label: 'SIP credentials' },
+  // Deleting keys is a choice the organization makes itself, as with SIP credentials.
+  { table: 'provider_credentials', label: 'provider credentials' },
 ];
 
 /**
@@ -115,7 +123,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerValidation(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, trackMethods(app));
   closeAfterEarlyErrors(app);
   app.addSchema(ErrorEnvelope);
 
@@ -157,6 +165,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
     await org.register(sipCredentialRoutes);
     await org.register(sipNumberRoutes);
+    await org.register(providerCredentialRoutes);
     await org.register(callStartRoutes, { kind: 'assistant', deps: calls });
     await org.register(callStartRoutes, { kind: 'agent', deps: calls });
     await org.register(callRecordRoutes);
@@ -166,7 +175,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const llm = options.llm ?? createLlm({
     baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
   });
-  await app.register(callSocketPlugin, { deps: calls, llm });
+  await app.register(callSocketPlugin, { deps: calls, llm, voice: options.voice ?? createVoiceKit(), resolveAccess: organizationAccess(ctx) });
   await app.register(consolePlugin);
   return app;
 }

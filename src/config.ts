@@ -36,7 +36,7 @@ const SETTINGS_TABLE = {
   database: { name: 'DATABASE_URL', default: 'sqlite:./data/parley.db', description: 'sqlite:<file> (embedded, created on first start) or postgres://user:pass@host/db', parse: parseDatabaseUrl },
   adminToken: { name: 'PARLEY_ADMIN_TOKEN', default: '', description: 'the platform admin token (32+ characters); unset: one is generated on first start, printed once, and only its hash kept', parse: parseAdminToken },
   secretKey: { name: 'PARLEY_SECRET_KEY', default: '', description: '32 bytes, base64, that encrypt secrets at rest; unset with SQLite: generated into secret.key beside the database file; required with PostgreSQL', parse: (v: string) => v },
-  egressAllow: { name: 'PARLEY_EGRESS_ALLOW', default: '', description: 'comma-separated CIDRs that tool webhooks, event hooks and SIP may reach although private or loopback', parse: (v: string) => v },
+  egressAllow: { name: 'PARLEY_EGRESS_ALLOW', default: '', description: 'comma-separated CIDRs that tool webhooks, event hooks, SIP and tenants\' provider base URLs may reach although private or loopback', parse: (v: string) => v },
   publicUrl: { name: 'PARLEY_PUBLIC_URL', default: '', description: 'the public base URL of the service, for the websocketUrl of calls (else the request\'s host)', parse: (v: string) => v || null },
   logLevel: { name: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent', parse: parseLogLevel },
   trustProxy: { name: 'PARLEY_TRUST_PROXY', default: '', description: 'trust X-Forwarded-For from these proxies (comma-separated addresses or CIDRs, or true for any) to find the client address', parse: parseTrustProxy },
@@ -50,8 +50,14 @@ const SETTINGS_TABLE = {
   maxConnectionsPerAddress: { name: 'PARLEY_MAX_CONNECTIONS_PER_ADDRESS', default: '256', description: 'open connections one client address may hold', parse: (v: string) => num('PARLEY_MAX_CONNECTIONS_PER_ADDRESS', v, { min: 1, integer: true }) },
   maxConnections: { name: 'PARLEY_MAX_CONNECTIONS', default: '10000', description: 'open connections in all', parse: (v: string) => num('PARLEY_MAX_CONNECTIONS', v, { min: 1, integer: true }) },
   requestTimeoutMs: { name: 'PARLEY_REQUEST_TIMEOUT_SECONDS', default: '30', description: 'a request whose headers and body have not all arrived after this long is cut off', parse: (v: string) => num('PARLEY_REQUEST_TIMEOUT_SECONDS', v, { min: 0.1 }) * 1000 },
-  openaiBaseUrl: { name: 'OPENAI_BASE_URL', default: '', description: 'the OpenAI-compatible LLM endpoint used during calls (default https://api.openai.com/v1)', parse: (v: string) => v || null },
-  openaiApiKey: { name: 'OPENAI_API_KEY', default: '', description: 'key sent to the LLM endpoint; unset sends none (local servers need none)', parse: (v: string) => v || null },
+  openaiBaseUrl: { name: 'OPENAI_BASE_URL', default: '', description: 'the OpenAI-compatible endpoint of the LLM during calls, and of openai speech for organizations without an openai provider credential (default https://api.openai.com/v1)', parse: (v: string) => v || null },
+  openaiApiKey: { name: 'OPENAI_API_KEY', default: '', description: 'key sent to that endpoint (LLM, and openai speech for organizations without an openai provider credential); unset sends none (local servers need none)', parse: (v: string) => v || null },
+  elevenlabsApiKey: { name: 'ELEVENLABS_API_KEY', default: '', description: 'ElevenLabs key for the calls of organizations without an elevenlabs provider credential', parse: (v: string) => v || null },
+  deepgramApiKey: { name: 'DEEPGRAM_API_KEY', default: '', description: 'Deepgram key for the calls of organizations without a deepgram provider credential', parse: (v: string) => v || null },
+  cartesiaApiKey: { name: 'CARTESIA_API_KEY', default: '', description: 'Cartesia key for the calls of organizations without a cartesia provider credential', parse: (v: string) => v || null },
+  elevenlabsBaseUrl: { name: 'ELEVENLABS_BASE_URL', default: '', description: 'where ElevenLabs is reached (default wss://api.elevenlabs.io) unless a provider credential names its own baseUrl', parse: (v: string) => parseBaseUrl('ELEVENLABS_BASE_URL', v) },
+  deepgramBaseUrl: { name: 'DEEPGRAM_BASE_URL', default: '', description: 'where Deepgram is reached (default wss://api.deepgram.com) unless a provider credential names its own baseUrl', parse: (v: string) => parseBaseUrl('DEEPGRAM_BASE_URL', v) },
+  cartesiaBaseUrl: { name: 'CARTESIA_BASE_URL', default: '', description: 'where Cartesia is reached (default wss://api.cartesia.ai) unless a provider credential names its own baseUrl', parse: (v: string) => parseBaseUrl('CARTESIA_BASE_URL', v) },
   llmDefaultModel: { name: 'PARLEY_LLM_DEFAULT_MODEL', default: 'gpt-4o-mini', description: 'the model of calls whose strategy names none', parse: (v: string) => v },
   llmFirstTokenMs: { name: 'PARLEY_LLM_FIRST_TOKEN_SECONDS', default: '15', description: 'an LLM answer whose first token takes longer has stalled (retried once, then the call ends)', parse: (v: string) => num('PARLEY_LLM_FIRST_TOKEN_SECONDS', v, { min: 0.001 }) * 1000 },
   llmTokenGapMs: { name: 'PARLEY_LLM_TOKEN_GAP_SECONDS', default: '10', description: 'an LLM stream silent this long between tokens has stalled', parse: (v: string) => num('PARLEY_LLM_TOKEN_GAP_SECONDS', v, { min: 0.001 }) * 1000 },
@@ -112,6 +118,15 @@ function parseTrustProxy(v: string): boolean | string[] {
   if (!v) return false;
   if (v === 'true') return true;
   return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** A provider's base URL: empty for the provider's own default, else an http(s) or ws(s) URL without credentials. */
+function parseBaseUrl(name: string, v: string): string | null {
+  if (!v) return null;
+  const url = URL.parse(v);
+  if (!url || !['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) throw new ConfigError(`${name} must be an http(s) or ws(s) URL`);
+  if (url.username || url.password) throw new ConfigError(`${name} must not carry credentials; set the provider's API key variable instead`);
+  return v;
 }
 
 /** Only `none` exists until SIP calling lands; naming anything else is a start-up error, not a silent fallback. */

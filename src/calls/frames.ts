@@ -33,7 +33,18 @@ export const ServerFrames = {
   call_started: frame('call_started', {
     callId: Type.String({ format: 'uuid' }),
     unfilledPlaceholders: Type.Optional(Type.Array(Type.String(), { description: 'Placeholders of the prompt or greeting that had no value and no default' })),
+    audio: Type.Optional(Type.Object({ encoding: Type.String(), sampleRate: Type.Integer() }, { description: 'A voice call: the format of the binary audio frames both ways' })),
   }, 'First frame of every call'),
+  speech_started: frame('speech_started', {}, 'Voice calls: the caller started speaking (voice activity detection)'),
+  user_transcript: frame('user_transcript', {
+    text: Type.String(), final: Type.Boolean({ description: 'false: an interim hypothesis that may still change' }),
+  }, 'Voice calls: what the caller said, as speech-to-text heard it'),
+  interrupted: frame('interrupted', {
+    heard: Type.String({ description: 'What the caller heard of the answer before speaking over it' }),
+  }, 'Voice calls: the caller spoke over the assistant; drop any audio still buffered'),
+  tool_waiting: frame('tool_waiting', {
+    names: Type.Array(Type.String()), elapsedMs: Type.Integer(),
+  }, 'A tool call is taking long; the answer will come when it is done'),
   assistant_delta: frame('assistant_delta', { text: Type.String() }, 'A piece of the answer as the LLM streams it'),
   assistant_message: frame('assistant_message', { text: Type.String() }, 'A whole utterance of the assistant (the greeting, an answer)'),
   tool_call: frame('tool_call', { id: Type.String(), name: Type.String(), arguments: Type.String() }, 'The LLM called a tool'),

@@ -3,6 +3,7 @@ import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
 import type { ToolWebhook } from './tools.ts';
+import type { VoicePlan } from './voice/plan.ts';
 
 export interface Log {
   info(o: object, m?: string): void;
@@ -69,6 +70,8 @@ export interface CallSetup {
   unfilled: string[];
   settings: LlmSettings;
   tools: ToolWebhook[];
+  /** A voice call's plan; null for a text call. */
+  voice: VoicePlan | null;
 }
 
 export interface SessionLimits {

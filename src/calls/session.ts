@@ -7,28 +7,41 @@ import {
 import type { ToolCallRequest, ToolCallResult } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
 import { historyWindow, runTurn, type TurnHost } from './turn.ts';
+import type { CallVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
+/** Said on a voice call while tools take long; kept out of the LLM's history. */
+export const TOOL_FILLER = 'One moment, please.';
+/** Said on a voice call when a provider fails, if the call can still speak. */
+export const APOLOGY = 'Sorry, something went wrong on our side. Please call again later. Goodbye.';
 
 /**
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
  * the idle, total, turn and transcript limits, and the record, appended as the call runs.
- * Ending is idempotent and aborts whatever runs.
+ * A voice call (attachVoice) speaks what the LLM writes and keeps in its transcript and
+ * history what the caller heard. Ending is idempotent and aborts whatever runs.
  */
 export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   readonly toolInvocations: ToolInvocation[] = [];
   private readonly messages: ChatCompletionMessageParam[] = [];
-  private readonly inbox: string[] = [];
+  private readonly inbox: { text: string; endedAt: number }[] = [];
   private readonly pending: CallLogEntry[] = [];
   private readonly abort = new AbortController();
+  private turnAbort = new AbortController();
   private transport: CallTransport | null = null;
+  private voice: CallVoice | null = null;
   private running = false;
   private turns = 0;
   private transcriptBytes = 0;
-  /** performance.now() when the current turn's user message arrived, until its first output. */
+  private utterances = 0;
+  /** performance.now() when the current turn's user message ended, until its first output. */
   private turnStartedAt: number | null = null;
+  /** Voice: the utterance the current LLM round is speaking, its message in the history, its latency. */
+  private speaking: { id: string; write: { delta(text: string): void; end(): void } } | null = null;
+  private readonly spokenMessage = new Map<string, ChatCompletionMessageParam>();
+  private readonly latency = new Map<string, number>();
   private ending: Promise<void> | null = null;
   private saving: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
@@ -46,24 +59,50 @@ export class CallSession {
     return this.setup.callId;
   }
 
-  start(transport: CallTransport): void {
+  /**
+   * Connects the call; `audio` names the format of a voice call's audio (its voice is attached
+   * once its providers are open, and the greeting waits for it).
+   */
+  start(transport: CallTransport, audio?: { encoding: string; sampleRate: number }): void {
     this.transport = transport;
     const { unfilled } = this.setup;
-    this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}) });
-    if (this.setup.greeting) {
-      this.messages.push({ role: 'assistant', content: this.setup.greeting });
-      this.say(this.setup.greeting);
-      this.checkpoint();
-    }
+    this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
+    if (!audio) this.greet();
     this.maxTimer = setTimeout(() => void this.end('max_duration'), this.deps.limits.maxMs).unref();
     this.touch();
   }
 
-  userMessage(text: string): void {
+  /** A voice call's voice is ready: it greets, and speaks every answer from now on. */
+  attachVoice(voice: CallVoice): void {
+    if (this.ending) return void voice.close();
+    this.voice = voice;
+    this.greet();
+  }
+
+  /** What a voice pipeline tells the session. */
+  voiceHost(): VoiceHost {
+    return {
+      frame: (frame) => this.emit(frame),
+      userSaid: (text, endedAt) => {
+        this.emit({ type: 'user_transcript', text, final: true });
+        this.userMessage(text, endedAt);
+      },
+      speechStarted: () => {
+        this.emit({ type: 'speech_started' });
+        this.touch();
+        if (this.voice?.speaking) this.bargeIn();
+      },
+      firstAudio: (id, at) => this.firstOutput(id, at),
+      spoken: (id, heard, interrupted) => this.spoken(id, heard, interrupted),
+      failed: (failure) => void this.fail(failure),
+    };
+  }
+
+  userMessage(text: string, endedAt = performance.now()): void {
     if (this.ending) return;
     this.touch();
     if (this.inbox.length >= MAX_WAITING) return this.emit({ type: 'error', message: 'Too many messages waiting; wait for the answer' });
-    this.inbox.push(text);
+    this.inbox.push({ text, endedAt });
     if (!this.running) void this.drain();
   }
 
@@ -72,22 +111,50 @@ export class CallSession {
     return this.ending;
   }
 
+  /** A provider failed mid-call: say so in a frame, apologise aloud if the call still can, end with reason error. */
+  async fail(failure: CallFailure): Promise<void> {
+    if (this.ending) return;
+    this.deps.log.warn({ callId: this.callId, failure }, 'call failed');
+    this.emit({ type: 'error', message: `${failure.source} failed (${failure.statusCode ? `HTTP ${failure.statusCode}: ` : ''}${failure.message}); the call ends` });
+    this.turnAbort.abort();
+    if (this.voice) await this.voice.apologize(APOLOGY, failure).catch(() => undefined);
+    await this.end('error', failure);
+  }
+
+  private greet(): void {
+    const { greeting } = this.setup;
+    if (!greeting) return;
+    this.messages.push({ role: 'assistant', content: greeting });
+    if (this.voice) return this.voiceSay(greeting, this.messages.at(-1));
+    this.say(greeting);
+    this.checkpoint();
+  }
+
+  /** The caller spoke over the assistant: the voice stops at once, the running turn stops after its tools. */
+  private bargeIn(): void {
+    this.turnAbort.abort();
+    this.voice?.interrupt();
+  }
+
   private async drain(): Promise<void> {
     this.running = true;
     try {
-      for (let text = this.inbox.shift(); text !== undefined && !this.ending; text = this.inbox.shift()) {
+      for (let next = this.inbox.shift(); next !== undefined && !this.ending; next = this.inbox.shift()) {
         const { maxTurns, maxTranscriptBytes } = this.deps.limits;
-        if (this.turns >= maxTurns || this.transcriptBytes + utf8(text) > maxTranscriptBytes) {
+        if (this.turns >= maxTurns || this.transcriptBytes + utf8(next.text) > maxTranscriptBytes) {
           const limit = this.turns >= maxTurns ? `${maxTurns} turns` : `${Math.round(maxTranscriptBytes / 1024)} KiB of transcript`;
           this.emit({ type: 'error', message: `This call has reached its limit of ${limit}; it ends` });
           void this.end('limit_reached');
           return;
         }
         this.turns++;
-        this.turnStartedAt = performance.now();
-        this.log({ role: 'user', text, at: this.now() });
-        this.messages.push({ role: 'user', content: text });
+        this.turnStartedAt = next.endedAt;
+        this.turnAbort = new AbortController();
+        this.log({ role: 'user', text: next.text, at: this.now() });
+        this.messages.push({ role: 'user', content: next.text });
         await runTurn(this.turnHost());
+        this.speaking?.write.end();
+        this.speaking = null;
         this.touch();
         this.checkpoint();
       }
@@ -113,16 +180,69 @@ export class CallSession {
         callId: this.callId, traceId: this.setup.traceId, clock: this.deps.clock, signal: this.abort.signal,
         transport: this.transport?.info ?? { type: 'websocket' },
       },
+      turnSignal: AbortSignal.any([this.abort.signal, this.turnAbort.signal]),
       history: () => {
         const conversation = historyWindow(this.messages, this.deps.limits.historyMessages);
         return this.setup.systemPrompt ? [{ role: 'system', content: this.setup.systemPrompt }, ...conversation] : conversation;
       },
-      remember: (message) => this.messages.push(message),
+      remember: (message) => {
+        this.messages.push(message);
+        // The assistant text a voice round spoke: kept so that a barge-in can cut it to what was heard.
+        if (message.role === 'assistant' && this.speaking) this.spokenMessage.set(this.speaking.id, message);
+        if (message.role === 'assistant' && message.tool_calls && this.speaking) this.speaking = null;
+      },
       emit: (frame) => this.emit(frame),
-      delta: (text) => this.emit({ type: 'assistant_delta', text }),
-      say: (text) => this.say(text),
+      delta: (text) => {
+        this.emit({ type: 'assistant_delta', text });
+        if (!this.voice) return;
+        this.speaking ??= { id: `u${++this.utterances}`, write: this.voice.begin(`u${this.utterances}`) };
+        this.speaking.write.delta(text);
+      },
+      say: (text) => {
+        if (!this.voice) return this.say(text);
+        this.emit({ type: 'assistant_message', text });
+        this.speaking?.write.end();
+      },
       recordTool: (call, result) => this.recordTool(call, result),
+      toolsSlow: (names, elapsedMs) => {
+        this.emit({ type: 'tool_waiting', names, elapsedMs });
+        if (this.voice && !this.voice.speaking) this.voiceSay(TOOL_FILLER, undefined);
+      },
     };
+  }
+
+  /** Voice: an utterance that is whole already (the greeting, a filler). */
+  private voiceSay(text: string, message: ChatCompletionMessageParam | undefined): void {
+    const id = `u${++this.utterances}`;
+    if (message) this.spokenMessage.set(id, message);
+    this.voice?.say(id, text);
+  }
+
+  /** Voice: an utterance is over; the transcript and the history keep what the caller heard. */
+  private spoken(id: string, heard: string, interrupted: boolean): void {
+    const message = this.spokenMessage.get(id);
+    this.spokenMessage.delete(id);
+    if (interrupted) {
+      this.emit({ type: 'interrupted', heard });
+      if (message && (heard || (message.role === 'assistant' && message.tool_calls))) message.content = heard || null;
+      else if (message) this.messages.splice(this.messages.indexOf(message), 1); // nothing of it was heard
+      else if (heard && this.speaking?.id === id) this.messages.push({ role: 'assistant', content: heard });
+    }
+    if (!heard) return;
+    const entry: TranscriptEntry = { role: 'assistant', text: heard, at: this.now() };
+    const latencyMs = this.latency.get(id);
+    this.latency.delete(id);
+    if (latencyMs !== undefined) entry.latencyMs = latencyMs;
+    if (interrupted) entry.interrupted = true;
+    this.log(entry);
+    this.checkpoint();
+  }
+
+  /** The first output of the turn (text, or a voice's first audio frame): the turn's latency. */
+  private firstOutput(id: string, at: number): void {
+    if (this.turnStartedAt === null) return;
+    this.latency.set(id, Math.round(at - this.turnStartedAt));
+    this.turnStartedAt = null;
   }
 
   private recordTool(call: ToolCallRequest, result: ToolCallResult): void {
@@ -135,6 +255,7 @@ export class CallSession {
     }
   }
 
+  /** Text calls: a complete assistant utterance, sent and kept at once. */
   private say(text: string): void {
     const entry: TranscriptEntry = { role: 'assistant', text, at: this.now() };
     if (this.turnStartedAt !== null) {
@@ -178,6 +299,7 @@ export class CallSession {
     clearTimeout(this.idleTimer);
     clearTimeout(this.maxTimer);
     this.abort.abort();
+    await this.voice?.close().catch(() => undefined);
     this.checkpoint();
     await this.saving;
     const outcome = outcomeOf(reason, this.transcript.some((e) => e.role === 'user'));

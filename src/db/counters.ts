@@ -1,7 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from './schema.ts';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Executor } from './schema.ts';
 
 /**
  * Row counts kept beside the rows, changed in the same transaction as the insert or delete,

@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Kysely, Transaction } from 'kysely';
 
 /** Timestamps travel as ISO 8601 strings on both dialects (see db/database.ts). */
 export type Timestamp = string;
@@ -44,3 +44,6 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   rate_limit_windows: RateLimitWindowTable;
 }
+
+/** What repository functions take: the database, or a transaction the service opened. */
+export type Executor = Kysely<Database> | Transaction<Database>;

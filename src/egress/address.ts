@@ -2,10 +2,22 @@
 //
 // Attackers hide internal addresses behind unusual spellings ("127.1", "0x7f.1",
 // "2130706433", "[::ffff:7f00:1]"), so every host is normalised here before the
-// policy judges it. IPv4 follows inet_aton / the WHATWG URL host parser (1-4
-// parts, each decimal, 0-prefixed octal or 0x-prefixed hex) because that is
-// what resolvers and URL parsers will actually connect to.
+// policy judges it. ipaddr.js parses both families, including the inet_aton IPv4
+// forms (1-4 parts, decimal, 0-prefixed octal or 0x-prefixed hex) that resolvers
+// and URL parsers connect to. What stays ours, and why:
+// - Two WHATWG URL host quirks ipaddr.js does not follow: one trailing dot
+//   ("127.0.0.1.") and a bare "0x" part (read as 0). The URL parser accepts
+//   both, so the policy must see the address they reach.
+// - IPv6 text is first checked by Node's strict parser (isIP): ipaddr.js is more
+//   lenient (dotted tails with octal parts, for one), and an address the socket
+//   layer would not take is a name, not a literal.
+// - Brackets and zone ids ("%eth0", "%25eth0" in URLs, RFC 6874), which are URL
+//   syntax rather than address syntax.
+// - Which transition formats carry an IPv4 host (embeddedIPv4): ipaddr.js names
+//   some of these ranges but does not extract the IPv4 host from 6to4 or the
+//   deprecated IPv4-compatible form.
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface HostLiteral {
   family: 4 | 6;
@@ -17,81 +29,23 @@ export interface HostLiteral {
 
 export type IPv4Embedding = 'ipv4-mapped' | 'ipv4-translated' | 'ipv4-compatible' | 'nat64' | '6to4';
 
-// One inet_aton component: hex ("0x" alone is 0, as in WHATWG), octal, or decimal.
-const V4_PART = /^(?:0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$/;
-
-function parsePart(part: string): number | null {
-  if (!V4_PART.test(part)) return null;
-  if (part.length >= 2 && (part[1] === 'x' || part[1] === 'X')) {
-    return part.length === 2 ? 0 : Number.parseInt(part.slice(2), 16);
-  }
-  if (part.length > 1 && part.startsWith('0')) return Number.parseInt(part, 8);
-  return Number.parseInt(part, 10);
-}
-
-/** inet_aton-style IPv4 parse to a 32-bit unsigned integer, or null if not an IPv4 literal. */
-export function parseIPv4Number(text: string): number | null {
-  const parts = text.split('.');
-  // A single trailing dot is tolerated ("127.0.0.1."), as the URL parser does.
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
-  if (parts.length < 1 || parts.length > 4) return null;
-  const values: number[] = [];
-  for (const part of parts) {
-    const value = parsePart(part);
-    if (value === null || !Number.isFinite(value)) return null;
-    values.push(value);
-  }
-  const last = values.pop() ?? 0;
-  // The last part fills all remaining bytes: a.b.c.d, a.b.(16 bits), a.(24 bits), (32 bits).
-  if (last >= 256 ** (5 - parts.length)) return null;
-  let result = last;
-  for (const [i, value] of values.entries()) {
-    if (value > 255) return null;
-    result += value * 256 ** (3 - i);
-  }
-  return result;
-}
-
-export function formatIPv4(value: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
+/** An inet_aton IPv4 spelling in canonical dotted-quad form, or null when it is not one. */
+function parseIPv4(text: string): string | null {
+  // The WHATWG quirks (see above): one trailing dot, and "0x" alone meaning 0.
+  const parts = text.replace(/(?<=.)\.$/, '').split('.').map((part) => (/^0x$/i.test(part) ? '0' : part));
+  const spelled = parts.join('.');
+  return ipaddr.IPv4.isValid(spelled) ? ipaddr.IPv4.parse(spelled).toString() : null;
 }
 
 /** Parse a zone-free IPv6 literal into its eight 16-bit groups. */
 export function parseIPv6Groups(text: string): number[] | null {
   if (text.includes('%') || isIP(text) !== 6) return null;
-  let hex = text;
-  const lastColon = hex.lastIndexOf(':');
-  const tail = hex.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    // isIP has already validated the dotted tail as a strict dotted quad.
-    const v4 = parseIPv4Number(tail) ?? 0;
-    hex = `${hex.slice(0, lastColon + 1)}${Math.floor(v4 / 65536).toString(16)}:${(v4 % 65536).toString(16)}`;
-  }
-  const [head = '', rest] = hex.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = rest === undefined || rest === '' ? [] : rest.split(':');
-  const zeros = rest === undefined ? 0 : 8 - left.length - right.length;
-  const groups = [...left, ...Array<string>(zeros).fill('0'), ...right].map((g) => Number.parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
+  return ipaddr.IPv6.parse(text).parts.slice();
 }
 
-/** RFC 5952 text: lower case, no leading zeros, longest run (>= 2) of zero groups as "::". */
+/** RFC 5952 text: lower case, no leading zeros, first longest run (>= 2) of zero groups as "::". */
 export function formatIPv6(groups: readonly number[]): string {
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < groups.length; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < groups.length && groups[j] === 0) j++;
-    if (j - i > bestLen) [bestStart, bestLen] = [i, j - i];
-    i = j;
-  }
-  const text = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return text.join(':');
-  return `${text.slice(0, bestStart).join(':')}::${text.slice(bestStart + bestLen).join(':')}`;
+  return new ipaddr.IPv6([...groups]).toRFC5952String();
 }
 
 /**
@@ -119,9 +73,18 @@ export function parseHostLiteral(host: string): HostLiteral | null {
     return literal;
   }
   if (bracketed) return null; // brackets are only for IPv6
-  const v4 = parseIPv4Number(text);
-  return v4 === null ? null : { family: 4, address: formatIPv4(v4) };
+  const v4 = parseIPv4(text);
+  return v4 === null ? null : { family: 4, address: v4 };
 }
+
+const cidr = (text: string) => ipaddr.IPv6.parseCIDR(text);
+const IPV4_MAPPED = cidr('::ffff:0:0/96');
+const IPV4_TRANSLATED = cidr('::ffff:0:0:0/96');
+const IPV4_COMPATIBLE = cidr('::/96');
+const NAT64 = cidr('64:ff9b::/96');
+const SIX_TO_FOUR = cidr('2002::/16');
+
+const ipv4Of = (high: number, low: number) => ipaddr.fromByteArray([high >> 8, high & 0xff, low >> 8, low & 0xff]).toString();
 
 /**
  * The IPv4 address an IPv6 address stands for, when it is one of the transition
@@ -129,15 +92,14 @@ export function parseHostLiteral(host: string): HostLiteral | null {
  * `::` and `::1` are excluded: they are the IPv6 unspecified and loopback addresses.
  */
 export function embeddedIPv4(address: string): { kind: IPv4Embedding; ipv4: string } | null {
-  const g = parseIPv6Groups(address);
-  if (!g) return null;
-  const [g0, g1, g2, g3, g4, g5, g6 = 0, g7 = 0] = g;
-  const low = formatIPv4(g6 * 65536 + g7);
-  const firstFourZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0;
-  if (firstFourZero && g4 === 0 && g5 === 0xffff) return { kind: 'ipv4-mapped', ipv4: low };
-  if (firstFourZero && g4 === 0xffff && g5 === 0) return { kind: 'ipv4-translated', ipv4: low };
-  if (firstFourZero && g4 === 0 && g5 === 0 && !(g6 === 0 && g7 <= 1)) return { kind: 'ipv4-compatible', ipv4: low };
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return { kind: 'nat64', ipv4: low };
-  if (g0 === 0x2002) return { kind: '6to4', ipv4: formatIPv4((g1 ?? 0) * 65536 + (g2 ?? 0)) };
+  if (address.includes('%') || isIP(address) !== 6) return null;
+  const ip = ipaddr.IPv6.parse(address);
+  const [, g1 = 0, g2 = 0, , , , g6 = 0, g7 = 0] = ip.parts;
+  const low = ipv4Of(g6, g7);
+  if (ip.match(IPV4_MAPPED)) return { kind: 'ipv4-mapped', ipv4: low };
+  if (ip.match(IPV4_TRANSLATED)) return { kind: 'ipv4-translated', ipv4: low };
+  if (ip.match(IPV4_COMPATIBLE) && !(g6 === 0 && g7 <= 1)) return { kind: 'ipv4-compatible', ipv4: low };
+  if (ip.match(NAT64)) return { kind: 'nat64', ipv4: low };
+  if (ip.match(SIX_TO_FOUR)) return { kind: '6to4', ipv4: ipv4Of(g1, g2) };
   return null;
 }

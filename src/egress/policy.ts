@@ -3,7 +3,8 @@
 // Contract: loopback, private, link-local, metadata and other non-public ranges
 // are refused unless PARLEY_EGRESS_ALLOW (comma-separated CIDRs) names them.
 // This module only judges; it never resolves or connects.
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { embeddedIPv4, parseHostLiteral } from './address.ts';
 import type { HostLiteral } from './address.ts';
 
@@ -64,46 +65,39 @@ const RANGES: ReadonlyArray<readonly [AddressCategory, string]> = [
 interface Range {
   category: AddressCategory;
   cidr: string;
-  family: 4 | 6;
-  list: BlockList;
+  range: [ipaddr.IPv4 | ipaddr.IPv6, number];
 }
 
-function parseCidr(text: string): { family: 4 | 6; address: string; prefix: number; cidr: string } | null {
+/**
+ * A CIDR or bare address in standard notation (config must not use inet_aton shorthand or
+ * zone ids, which ipaddr.js would accept), as ipaddr.js's [address, prefix] pair.
+ */
+function parseCidr(text: string): Range['range'] | null {
   const slash = text.indexOf('/');
   let address = slash >= 0 ? text.slice(0, slash) : text;
   if (address.startsWith('[') && address.endsWith(']')) address = address.slice(1, -1);
-  // Config must use standard notation: no inet_aton shorthand, no zone ids.
   const version = address.includes('%') ? 0 : isIP(address);
   if (version !== 4 && version !== 6) return null;
   const max = version === 4 ? 32 : 128;
   const prefixText = slash >= 0 ? text.slice(slash + 1) : String(max);
-  if (!/^\d{1,3}$/.test(prefixText)) return null;
-  const prefix = Number(prefixText);
-  if (prefix > max) return null;
-  const literal = parseHostLiteral(address);
-  if (!literal) return null;
-  return { family: version, address: literal.address, prefix, cidr: `${literal.address}/${prefix}` };
-}
-
-function subnetList(address: string, prefix: number, family: 4 | 6): BlockList {
-  const list = new BlockList();
-  list.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
-  return list;
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return null;
+  return [ipaddr.parse(address), Number(prefixText)];
 }
 
 const TABLE: Range[] = RANGES.map(([category, cidr]) => {
-  const parsed = parseCidr(cidr);
-  if (!parsed) throw new Error(`egress policy table has a bad CIDR: ${cidr}`);
-  return { category, cidr, family: parsed.family, list: subnetList(parsed.address, parsed.prefix, parsed.family) };
+  const range = parseCidr(cidr);
+  if (!range) throw new Error(`egress policy table has a bad CIDR: ${cidr}`);
+  return { category, cidr, range };
 });
 
-const GLOBAL_UNICAST_V6 = subnetList('2000::', 3, 6);
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/** Within a range of its own family (IPv4 rules never match IPv4-mapped IPv6: embeddedIPv4 does that, explicitly). */
+const within = (ip: ipaddr.IPv4 | ipaddr.IPv6, [net, bits]: Range['range']) => ip.kind() === net.kind() && ip.match(net, bits);
 
 function categorize(ip: HostLiteral): Range | undefined {
-  const type = ip.family === 4 ? 'ipv4' : 'ipv6';
-  // Only same-family ranges: BlockList would otherwise also match IPv4 rules
-  // against IPv4-mapped IPv6, which we handle explicitly via embeddedIPv4.
-  return TABLE.find((r) => r.family === ip.family && r.list.check(ip.address, type));
+  const parsed = ipaddr.parse(ip.address);
+  return TABLE.find((r) => within(parsed, r.range));
 }
 
 /**
@@ -112,32 +106,37 @@ function categorize(ip: HostLiteral): Range | undefined {
  * typo fails loudly at startup instead of silently allowing or refusing traffic.
  */
 export function parseAllowList(csv: string | undefined): AllowList {
-  const list = new BlockList();
+  const ranges: Range['range'][] = [];
   const entries: string[] = [];
   const singles = new Set<string>();
   for (const raw of (csv ?? '').split(',')) {
     const text = raw.trim();
     if (text === '') continue;
-    const parsed = parseCidr(text);
-    if (!parsed) {
+    const range = parseCidr(text);
+    if (!range) {
       throw new Error(
         `PARLEY_EGRESS_ALLOW: "${text}" is not a valid CIDR (expected e.g. 10.0.0.0/8, 192.168.1.5, fd00::/8 or ::1)`,
       );
     }
-    list.addSubnet(parsed.address, parsed.prefix, parsed.family === 4 ? 'ipv4' : 'ipv6');
-    entries.push(parsed.cidr);
-    if (parsed.prefix === (parsed.family === 4 ? 32 : 128)) singles.add(parsed.address);
+    const [address, prefix] = range;
+    ranges.push(range);
+    entries.push(`${address.toString()}/${prefix}`);
+    if (prefix === (address.kind() === 'ipv4' ? 32 : 128)) singles.add(address.toString());
   }
   // Transition formats reach their embedded IPv4 host, so naming that host covers them too.
   const embeddedOf = (ip: HostLiteral): string | null => (ip.family === 6 ? (embeddedIPv4(ip.address)?.ipv4 ?? null) : null);
+  const covered = (address: string) => {
+    const ip = ipaddr.parse(address);
+    return ranges.some((range) => within(ip, range));
+  };
   return Object.freeze({
     entries: Object.freeze(entries),
     includes(address: string): boolean {
       const ip = parseHostLiteral(address);
       if (!ip) return false;
-      if (list.check(ip.address, ip.family === 4 ? 'ipv4' : 'ipv6')) return true;
+      if (covered(ip.address)) return true;
       const embedded = embeddedOf(ip);
-      return embedded !== null && list.check(embedded, 'ipv4');
+      return embedded !== null && covered(embedded);
     },
     names(address: string): boolean {
       const ip = parseHostLiteral(address);
@@ -164,7 +163,7 @@ function findRefusal(literal: HostLiteral): { category: AddressCategory; detail:
     const detail = `${literal.address} (${embedded.kind} for ${embedded.ipv4}) is in ${inner.cidr}`;
     return { category: inner.category, detail };
   }
-  if (!GLOBAL_UNICAST_V6.check(literal.address, 'ipv6')) {
+  if (!ipaddr.IPv6.parse(literal.address).match(GLOBAL_UNICAST_V6)) {
     return { category: 'reserved', detail: `${literal.address} is outside global unicast 2000::/3` };
   }
   return null;

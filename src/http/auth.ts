@@ -45,6 +45,9 @@ declare module 'fastify' {
   }
 }
 
+/** The one organization a token is narrowed to, or null (the platform admin, or a vendor-wide token). */
+export const narrowedTo = (principal: Principal | null): string | null => (principal?.kind === 'token' ? principal.organizationId : null);
+
 export function hasPermission(principal: Principal, permission: Permission): boolean {
   return principal.kind === 'admin' || principal.permissions.has(permission);
 }

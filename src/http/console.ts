@@ -43,6 +43,7 @@ function securityHeaders(reply: FastifyReply): void {
  * The web console at /console: hashed assets cached for a year, index.html never cached and
  * answered for every deep link (/console/assistants/…) so the browser router takes over.
  * Without a build (a clone that skipped `npm install`'s prepare step) it says how to make one.
+ * `GET /` leads here too (HOME in system.routes.ts).
  */
 export async function consolePlugin(app: FastifyInstance, opts: ConsoleOptions = {}): Promise<void> {
   const root = opts.root ?? DEFAULT_CONSOLE_ROOT;
@@ -50,7 +51,6 @@ export async function consolePlugin(app: FastifyInstance, opts: ConsoleOptions =
   // Files beside index.html (favicon…) are served as they are; anything else is a route of the app.
   const topLevel = new Set(built ? readdirSync(root).filter((name) => name !== 'index.html' && statSync(join(root, name)).isFile()) : []);
 
-  app.get('/', { config: public_, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/'));
   app.get('/console', { config: public_, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/'));
 
   await app.register(async (scope) => {

@@ -43,19 +43,41 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope', title: 'Error' },
 );
 
-const ErrorRef = Type.Ref('ErrorEnvelope');
+/** What each error status means, as /openapi.json describes it. */
+const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
+  400: 'Invalid input: error.details names each field and what is wrong (VALIDATION_FAILED)',
+  401: 'No token, or an unknown, revoked or expired one (UNAUTHORIZED)',
+  403: 'The token may not do this on this vendor or organization (FORBIDDEN)',
+  404: 'The vendor, organization or resource does not exist within your scope (NOT_FOUND)',
+  405: 'The path exists, but not with this method; Allow lists those it has (METHOD_NOT_ALLOWED)',
+  409: 'The current state forbids it (in use, a duplicate, still running…), or an Idempotency-Key request is still running (CONFLICT)',
+  412: 'If-Match does not match the current ETag: read the resource again (PRECONDITION_FAILED)',
+  413: 'The body is larger than 1 MiB (PAYLOAD_TOO_LARGE)',
+  415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE)',
+  422: 'This Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED)',
+  429: 'Too many requests; Retry-After says when to try again (RATE_LIMITED)',
+  500: 'A fault of the service; the log has the cause under this traceId (INTERNAL)',
+  503: 'The database is unavailable; Retry-After says when to try again (UNAVAILABLE)',
+};
 
-/** Response schemas for a route: its success shape plus the error envelope for each status it can give. */
+/** The error envelope, described for one status. */
+export const errorResponse = (status: ErrorStatus): TSchema => ({ ...Type.Ref('ErrorEnvelope'), description: ERROR_DESCRIPTIONS[status] });
+
+/**
+ * Response schemas for a route: its success shape plus the error envelope for each status it can
+ * give, every one with a description (OpenAPI would otherwise say "Default Response").
+ */
 export function responses<T extends TSchema>(
   okStatus: 200 | 201,
   ok: T,
   errors: ErrorStatus[] = [],
+  okDescription = okStatus === 201 ? 'Created: the full resource; Location names its URL' : 'Success',
 ): Record<number, TSchema> {
-  const out: Record<number, TSchema> = { [okStatus]: ok };
+  const out: Record<number, TSchema> = { [okStatus]: { ...ok, description: okDescription } };
   // Any route may meet these; creates also take Idempotency-Key (409 while running, 422 on reuse).
   const always: ErrorStatus[] = [400, 401, 403, 404, 413, 415, 429, 500];
   const creates: ErrorStatus[] = okStatus === 201 ? [409, 422] : [];
-  for (const status of [...always, ...creates, ...errors]) out[status] = ErrorRef;
+  for (const status of [...always, ...creates, ...errors]) out[status] = errorResponse(status);
   return out;
 }
 
@@ -70,16 +92,6 @@ export function envelope<T>(request: FastifyRequest, data: T, message?: string) 
     timestamp: stamp(request),
     traceId: request.id,
   };
-}
-
-/**
- * The success envelope around `data` that is already JSON text (a cached read shape that was
- * built by the resource's mapping function, so it holds exactly the schema's fields).
- */
-export function sendJsonEnvelope(request: FastifyRequest, reply: FastifyReply, dataJson: string) {
-  return reply
-    .type('application/json; charset=utf-8')
-    .send(`{"success":true,"data":${dataJson},"timestamp":"${stamp(request)}","traceId":${JSON.stringify(request.id)}}`);
 }
 
 export function sendCreated<T>(request: FastifyRequest, reply: FastifyReply, location: string, data: T) {

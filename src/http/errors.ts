@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   409: 'CONFLICT',
   412: 'PRECONDITION_FAILED',
   413: 'PAYLOAD_TOO_LARGE',
@@ -112,7 +113,7 @@ function fromFastifyError(error: FastifyError): AppError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError(413, 'Request body is larger than 1 MiB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError(415, 'Content-Type must be application/json');
+      return new AppError(415, 'Content-Type must be application/json (or application/merge-patch+json for PATCH)');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -156,7 +157,11 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   void sendError(request, reply, badRequest(message, [{ path: '(url)', message }]));
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * The central error handler and the answer for requests no route takes: a 405 with `Allow` when
+ * the path exists with other methods (`methodsOf`), else a 404.
+ */
+export function registerErrorHandling(app: FastifyInstance, methodsOf: (path: string) => string[]): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = error instanceof AppError ? error : (fromFastifyError(error) ?? fromDatabaseError(error));
     if (known) return sendError(request, reply, known);
@@ -170,7 +175,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, new AppError(500, 'Internal server error'));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new AppError(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = methodsOf(path);
+    if (!allowed.length) return sendError(request, reply, new AppError(404, `Route ${request.method} ${path} not found`));
+    reply.header('allow', allowed.join(', '));
+    return sendError(request, reply, new AppError(405, `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`, [{ path: '(method)', message: `must be one of: ${allowed.join(', ')}` }]));
+  });
 }

@@ -45,12 +45,12 @@ function textProblem(text: string): string | null {
 
 /**
  * The JSON body parser: Fastify's own (which refuses `__proto__` and `constructor.prototype`),
- * plus the refusals of jsonProblem.
+ * plus the refusals of jsonProblem. A JSON Merge Patch (PATCH) is JSON too.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string' }, (request, body, done) => {
     void parse(request, body.toString(), (err, value) => {
       if (err) return done(err, undefined);
       const problem = jsonProblem(value);

@@ -25,10 +25,13 @@ export type SortColumns = Readonly<Record<string, string>>;
 
 export const BASE_SORT: SortColumns = { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' };
 
-/** The query-string schema of a list: page, size, repeatable sort, plus the resource's filters. */
-export function listQuery(sortable: SortColumns, filters: TProperties = {}, defaultSort = 'name,asc') {
+/**
+ * The query-string schema of a list: page, size, repeatable sort, plus the resource's filters
+ * (schemas too, so /openapi.json lists them and a wrong value is a 400 naming the allowed ones).
+ */
+export function listQuery<F extends TProperties = Record<never, never>>(sortable: SortColumns, filters?: F, defaultSort = 'name,asc') {
   const names = Object.keys(sortable).join('|');
-  return Type.Object(
+  const schema = Type.Object(
     {
       page: Type.Integer({ minimum: 0, maximum: MAX_PAGE, default: 0, description: '0-indexed page number' }),
       size: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page' }),
@@ -40,10 +43,15 @@ export function listQuery(sortable: SortColumns, filters: TProperties = {}, defa
           description: `property,direction; repeatable. Properties: ${Object.keys(sortable).join(', ')}`,
         },
       ),
-      ...filters,
+      ...(filters ?? ({} as F)),
     },
     { additionalProperties: false },
   );
+  // page, size and sort have defaults that validation fills in, so handlers always see them (the
+  // static type says so) while clients need not send them: they are not `required` on the wire.
+  const wire = schema as { required?: string[] };
+  wire.required = (wire.required ?? []).filter((name) => !['page', 'size', 'sort'].includes(name));
+  return schema;
 }
 
 interface SortKey {

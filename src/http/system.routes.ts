@@ -1,27 +1,34 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ping } from '../db/database.ts';
-import { Envelope, envelope } from './envelope.ts';
+import { Envelope, envelope, errorResponse } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { databaseTrouble } from './db-errors.ts';
 
 const open = { auth: { scope: 'public' } } as const;
 const Status = Envelope(Type.Object({ status: Type.String() }));
+/** Where `GET /` leads: the web console (src/http/console.ts serves it; /docs is the API reference). */
+export const HOME = '/console/';
 /** /readyz answers within this long, whatever the database does. */
 export const READY_TIMEOUT_MS = 1_000;
 
-/** Liveness, readiness, metrics and the OpenAPI document: no token needed. */
+/** The home redirect, liveness, readiness, metrics and the OpenAPI document: no token needed. */
 export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/', { config: open, schema: { hide: true } }, async (_request, reply) => reply.redirect(HOME));
+
   app.get('/healthz', {
     config: open,
-    schema: { tags: ['System'], summary: 'The process is up', response: { 200: Status } },
+    schema: { tags: ['System'], summary: 'The process is up', response: { 200: { ...Status, description: 'The process is up' } } },
   }, async (request) => envelope(request, { status: 'ok' }));
 
   app.get('/readyz', {
     config: open,
     schema: {
       tags: ['System'], summary: 'The database answers (within a second)',
-      response: { 200: Status, 503: Type.Ref('ErrorEnvelope') },
+      response: {
+        200: { ...Status, description: 'The database answered' },
+        503: errorResponse(503),
+      },
     },
   }, async (request, reply) => {
     let timer: NodeJS.Timeout | undefined;

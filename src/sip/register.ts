@@ -3,8 +3,8 @@
 // The target is user-supplied, so every resolved address passes the caller's
 // egress policy before a single packet leaves.
 import { randomBytes } from 'node:crypto';
-import { buildDigestAuthorization, chooseDigestChallenge, parseDigestChallenges } from './digest.ts';
-import type { DigestChallenge } from './digest.ts';
+import { DigestSession } from './auth.ts';
+import { chooseDigestChallenge, parseDigestChallenges } from './digest.ts';
 import { SipHeaders } from './message.ts';
 import type { SipRequest, SipResponse } from './message.ts';
 import { ResolveError, literalIp, resolveTarget } from './resolve.ts';
@@ -58,11 +58,6 @@ export class EgressRefusedError extends Error {
   }
 }
 
-type AuthHeader = 'Authorization' | 'Proxy-Authorization';
-interface Credential {
-  challenge: DigestChallenge;
-  nc: number;
-}
 
 const fail = (statusCode: number | null, reason: string): RegisterCheckResult => ({ successful: false, statusCode, reason });
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
@@ -101,7 +96,7 @@ class Registration {
   readonly #requestUri: string;
   readonly #aor: string;
   readonly #contact: string;
-  readonly #creds = new Map<AuthHeader, Credential>();
+  readonly #digest: DigestSession;
   #cseq = 0;
   /** Set once the registrar has answered anything: from then on, no failover. */
   answered = false;
@@ -116,9 +111,10 @@ class Registration {
     this.#requestUri = `sip:${host}${input.port ? `:${input.port}` : ''}${transportParam}`;
     this.#aor = `sip:${uriUser(input.username)}@${host}`;
     this.#contact = `<sip:${uriUser(input.username)}@${uriHost(flow.local.address)}:${flow.local.port};transport=${input.transport}>`;
+    this.#digest = new DigestSession({ username: input.username, password: input.password });
   }
 
-  #build(expires: number): { req: SipRequest; sentWith: Set<AuthHeader> } {
+  #build(expires: number): SipRequest {
     const { flow } = this;
     const headers = new SipHeaders()
       .append('Via', `SIP/2.0/${flow.transport.toUpperCase()} ${uriHost(flow.local.address)}:${flow.local.port};branch=z9hG4bK${hex(12)};rport`)
@@ -130,18 +126,7 @@ class Registration {
       .append('Contact', this.#contact)
       .append('Expires', String(expires))
       .append('User-Agent', 'Parley');
-    for (const [name, cred] of this.#creds) {
-      cred.nc += 1;
-      headers.append(name, buildDigestAuthorization({
-        challenge: cred.challenge,
-        username: this.input.username,
-        password: this.input.password,
-        method: 'REGISTER',
-        uri: this.#requestUri,
-        nc: cred.nc,
-      }));
-    }
-    return { req: { kind: 'request', method: 'REGISTER', uri: this.#requestUri, headers, body: Buffer.alloc(0) }, sentWith: new Set(this.#creds.keys()) };
+    return { kind: 'request', method: 'REGISTER', uri: this.#requestUri, headers, body: Buffer.alloc(0) };
   }
 
   /**
@@ -150,14 +135,15 @@ class Registration {
    * re-challenge of a reused nonce. Returns the last final response.
    */
   async exchange(expires: number, opts: { signal?: AbortSignal; retryRechallenge?: boolean } = {}): Promise<SipResponse> {
-    let staleRetry = true;
-    let rechallengeRetry = opts.retryRechallenge ?? false;
+    const round = this.#digest.round({ rechallenge: opts.retryRechallenge ?? false });
     let intervalRetry = true;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const { req, sentWith } = this.#build(expires);
+      const req = this.#build(expires);
+      round.authorize(req);
+      const withCredentials = req.headers.has('Authorization') || req.headers.has('Proxy-Authorization');
       const res = await this.flow.request(req, opts.signal ? { signal: opts.signal } : {});
       this.answered = true;
-      this.log?.debug({ status: res.status, expires, withCredentials: sentWith.size > 0 }, 'sip register: response');
+      this.log?.debug({ status: res.status, expires, withCredentials }, 'sip register: response');
       if (res.status === 423 && intervalRetry) {
         const min = Number(res.headers.get('Min-Expires'));
         if (!Number.isInteger(min) || min <= expires || min > MAX_MIN_EXPIRES) return res;
@@ -165,18 +151,7 @@ class Registration {
         expires = min;
         continue;
       }
-      if (res.status !== 401 && res.status !== 407) return res;
-      const header: AuthHeader = res.status === 401 ? 'Authorization' : 'Proxy-Authorization';
-      const challenge = chooseDigestChallenge(parseDigestChallenges(res.headers.getAll(res.status === 401 ? 'WWW-Authenticate' : 'Proxy-Authenticate')));
-      if (!challenge) return res;
-      if (sentWith.has(header)) {
-        // Our credentials were refused. Only a stale nonce (or a nonce the
-        // registrar will not let us reuse) earns another try.
-        if (challenge.stale && staleRetry) staleRetry = false;
-        else if (rechallengeRetry) rechallengeRetry = false;
-        else return res;
-      }
-      this.#creds.set(header, { challenge, nc: 0 });
+      if (!round.challenged(res)) return res;
     }
     throw new SipTransportError('registrar kept challenging');
   }

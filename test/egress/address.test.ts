@@ -83,3 +83,20 @@ void test('embeddedIPv4 finds the IPv4 host of every transition format', () => {
   // :: and ::1 are IPv6's own unspecified/loopback, not IPv4-compatible 0.0.0.0/0.0.0.1.
   for (const plain of ['::', '::1', '2606:4700::1111', 'fe80::1', 'not-an-ip']) assert.equal(embeddedIPv4(plain), null, plain);
 });
+
+void test('IPv6 spellings ipaddr.js alone would accept but the socket layer refuses are names, not literals', () => {
+  // ipaddr.js reads the dotted tail's "0177" as decimal 177; Node (and so the connection) refuses
+  // the whole text. Judging it as 177.0.0.1 would judge an address nothing connects to.
+  for (const host of ['::ffff:0177.0.0.1', '[::ffff:0x7f.0.0.1]', '::ffff:127.1']) {
+    assert.equal(parseHostLiteral(host), null, host);
+  }
+});
+
+void test('the WHATWG quirks ipaddr.js does not follow are still read as the URL parser reads them', () => {
+  // new URL() connects these to 127.0.0.1 and 0.0.0.0: the policy must see the same.
+  assert.equal(new URL('http://127.0.0.1./').hostname, '127.0.0.1');
+  assert.equal(new URL('http://0x/').hostname, '0.0.0.0');
+  assert.deepEqual(parseHostLiteral('0x7f.0.0.1.'), { family: 4, address: '127.0.0.1' });
+  assert.deepEqual(parseHostLiteral('0x.0x.0x.0x'), { family: 4, address: '0.0.0.0' });
+  assert.equal(parseHostLiteral('.'), null);
+});

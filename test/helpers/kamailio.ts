@@ -12,12 +12,21 @@ import { promisify } from 'node:util';
 const KAMAILIO = '/usr/sbin/kamailio';
 const KAMCMD = '/usr/sbin/kamcmd';
 const MODULE_PATH = '/usr/lib/x86_64-linux-gnu/kamailio/modules/';
-const TEMPLATE = new URL('../fixtures/kamailio/kamailio.cfg.template', import.meta.url);
+const TEMPLATES = {
+  registrar: new URL('../fixtures/kamailio/kamailio.cfg.template', import.meta.url),
+  proxy: new URL('../fixtures/kamailio/proxy.cfg.template', import.meta.url),
+};
 const run = promisify(execFile);
 
 export interface KamailioOptions {
   /** Digest algorithm Kamailio challenges with. */
   algorithm?: 'MD5' | 'SHA-256';
+  /** 'registrar' (default): REGISTER only. 'proxy': registrar plus record-routing proxy for calls. */
+  template?: 'registrar' | 'proxy';
+  /** proxy: the number delivered to the registration of `username`. */
+  did?: string;
+  /** proxy: INVITEs whose From user matches this regular expression must authenticate (407). */
+  authFrom?: string;
 }
 
 export interface Kamailio {
@@ -31,7 +40,7 @@ export interface Kamailio {
   stop(): Promise<void>;
 }
 
-async function freeTcpPort(): Promise<number> {
+export async function freeTcpPort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
@@ -39,7 +48,7 @@ async function freeTcpPort(): Promise<number> {
   return port;
 }
 
-async function freeUdpPort(): Promise<number> {
+export async function freeUdpPort(): Promise<number> {
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((resolve, reject) => sock.once('error', reject).bind(0, '127.0.0.1', resolve));
   const { port } = sock.address();
@@ -97,10 +106,12 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     USERNAME: username,
     PASSWORD: password,
     ALGORITHM: options.algorithm ?? 'MD5',
+    DID: options.did ?? '+15550199',
+    AUTH_FROM: options.authFrom ?? '^[+]1555000',
   };
   const cfgPath = join(dir, 'kamailio.cfg');
   try {
-    const template = await readFile(TEMPLATE, 'utf8');
+    const template = await readFile(TEMPLATES[options.template ?? 'registrar'], 'utf8');
     const cfg = template.replace(/\{\{([A-Z_]+)\}\}/g, (_, key: string) => {
       const v = values[key];
       if (v === undefined) throw new Error(`kamailio template: no value for {{${key}}}`);

@@ -54,8 +54,8 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.call('GET', url)).json().totalElements, 0);
     });
 
-    it('400 on numbers that are not E.164, naming number', async () => {
-      for (const number of ['030 123456', '0049 30 123456', '+44 (0)20 7946 0000', '+0 30 123456', 'call me', '+49 30 12x456', '+123', '']) {
+    it('400 on numbers that are not valid E.164 numbers, naming number', async () => {
+      for (const number of ['030 123456', '0049 30 123456', '+0 30 123456', 'call me', '+49 30 12x456', '+123', '+1234567', '+49 900 12345678', '']) {
         const res = await t.call('POST', url, { body: { number, sipCredentialId: credentialId } });
         assert.equal(res.statusCode, 400, number);
         assert.ok(errorPaths(res.body).includes('number'), `${number}: ${res.body}`);
@@ -63,6 +63,16 @@ for (const dialect of DIALECTS) {
       const unknownField = await t.call('POST', url, { body: { number: '+4930123456', sipCredentialId: credentialId, carrier: 'x' } });
       assert.deepEqual([unknownField.statusCode, errorPaths(unknownField.body)], [400, ['carrier']]);
       assert.equal((await t.call('GET', url)).json().totalElements, 0);
+    });
+
+    it('reads the (0) trunk prefix as the numbering plan says, and takes a valid number of any type', async () => {
+      const cases: [string, string][] = [['+44 (0)20 7946 0958', '+442079460958'], ['+39 (0)6 1234 5678', '+390612345678'], ['+1 900 555 0100', '+19005550100']];
+      for (const [number, stored] of cases) {
+        const res = await t.call('POST', url, { body: { number, sipCredentialId: credentialId } });
+        assert.equal(res.statusCode, 201, res.body);
+        assert.equal(res.json().data.number, stored);
+        assert.equal((await t.call('DELETE', res.headers.location as string)).statusCode, 200);
+      }
     });
 
     it('a number is unique per organization (409 on number), in any spelling', async () => {

@@ -60,6 +60,27 @@ for (const dialect of DIALECTS) {
       assert.equal(await total(), before);
     });
 
+    it('refuses target numbers a dialer should not call, saying why; reads the (0) trunk prefix', async () => {
+      const cases: [string, RegExp][] = [
+        ['+1 900 555 0100', /premium-rate/],
+        ['+44 871 234 5678', /premium-rate/],
+        ['+49 180 1234567', /shared-cost/],
+        ['+1234567', /not a possible number: wrong length for country code \+1/],
+      ];
+      const before = await total();
+      for (const [targetNumber, why] of cases) {
+        const res = await create({ targetNumber });
+        assert.equal(res.statusCode, 400, targetNumber);
+        const detail = res.json().error.details.find((d: { path: string }) => d.path === 'targetNumber');
+        assert.match(detail?.message ?? '', why, res.body);
+      }
+      assert.equal(await total(), before);
+      const uk = await create({ targetNumber: '+44 (0)20 7946 0958' });
+      assert.equal(uk.statusCode, 201, uk.body);
+      assert.equal(uk.json().data.targetNumber, '+442079460958');
+      assert.equal((await t.call('DELETE', uk.headers.location as string)).statusCode, 200);
+    });
+
     it('404 for an unknown agent, an assistant, or an agent of another organization', async () => {
       const assistant = (await t.call('POST', `${a.orgPath}/assistants`, { body: { name: 'Not an agent' } })).json().data.id;
       const other = await createTenant(t, 'Other');
@@ -146,9 +167,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('pause and resume answer the flag; deleting an agent with unfinished tasks is a 409', async () => {
-      assert.deepEqual((await t.call('POST', `${url}/pause`)).json().data, { paused: true });
-      assert.deepEqual((await t.call('POST', `${url}/pause`)).json().data, { paused: true });
-      assert.deepEqual((await t.call('POST', `${url}/resume`)).json().data, { paused: false });
+      assert.equal((await t.call('POST', `${url}/pause`)).json().data.paused, true);
+      assert.equal((await t.call('POST', `${url}/pause`)).json().data.paused, true);
+      assert.deepEqual((await t.call('POST', `${url}/resume`)).json().data, { paused: false, pausedAt: null });
       const agentUrl = `${a.orgPath}/agents/${agentId}`;
       const res = await t.call('DELETE', agentUrl);
       assert.equal(res.statusCode, 409);

@@ -8,7 +8,7 @@ import { enqueueEvent } from '../../src/modules/events/outbox.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 
 /** Routes anyone may call; a new public route must be added here on purpose. */
-const PUBLIC = [/^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/openapi\.json$/, /^\/docs/, /^\/api\/v1\/calls\/:callId\/ws$/, /^\/$/, /^\/console/];
+const PUBLIC = [/^\/$/, /^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/openapi\.json$/, /^\/docs/, /^\/api\/v1\/calls\/:callId\/ws$/, /^\/console/];
 const SOME_ID = '5f0c7d1e-3b2a-4c4d-9e8f-0a1b2c3d4e5f';
 
 interface Route {
@@ -139,6 +139,7 @@ for (const dialect of DIALECTS) {
       await t.call('POST', `${a.orgPath}/llm-generation-strategies`, { body: { name: 'A', type: 'text_to_speech', parameters: {} } });
       const credential = (await t.call('POST', `${a.orgPath}/sip/credentials`, { body: { name: 'A', hostname: 'sip.example.com', username: 'u', password: 'p', maxAgentTasks: 1 } })).json().data.id;
       await t.call('POST', `${a.orgPath}/sip/numbers`, { body: { number: '+4930999000', sipCredentialId: credential } });
+      await t.call('POST', `${a.orgPath}/provider-credentials`, { body: { provider: 'deepgram', apiKey: 'organization A key' } });
       await t.call('POST', `${a.orgPath}/assistants/${assistant}/calls`, { body: {} });
       const hooked = await t.call('POST', `${a.orgPath}/assistants`, { body: { name: 'Hooked', callEventHooks: [{ type: 'call_ended', parameters: { url: 'https://hooks.example.com/x', secret: 's' } }] } });
       await t.db.kysely.transaction().execute((trx) => enqueueEvent(trx, { organizationId: a.organizationId, sourceKind: 'assistant', sourceId: hooked.json().data.id, type: 'call_ended', payload: {} }, new Date()));

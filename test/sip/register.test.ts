@@ -10,25 +10,9 @@ import type { SipRequest, SipResponse } from '../../src/sip/message.ts';
 import { DEFAULT_REGISTER_TIMEOUT_MS, EgressRefusedError, registerCheck } from '../../src/sip/register.ts';
 import type { RegisterCheckInput } from '../../src/sip/register.ts';
 import type { SipResolver } from '../../src/sip/resolve.ts';
+import { TLS_CERT, TLS_KEY } from '../fixtures/tls.ts';
 import { startKamailio } from '../helpers/kamailio.ts';
 import type { Kamailio } from '../helpers/kamailio.ts';
-
-// Self-signed, SAN DNS:registrar.test + IP:127.0.0.1, valid 2020-2120. Test-only key.
-const TLS_KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQguxtNVxf4FoafTqlS
-neSWCG3WDT7bGyNmUYlzdVTSRf+hRANCAAT1We65ZKgIrOgp9boT6li3GQBeZaP1
-fivRH3Gl9O2FjQei5nyRKHyzpgywIZvv9scuY63M1qDnsU/hX50AxT8T
------END PRIVATE KEY-----`;
-const TLS_CERT = `-----BEGIN CERTIFICATE-----
-MIIBYzCCAQqgAwIBAgIUJOE1pjn1BczvQyQLAW0kj3Yf++8wCgYIKoZIzj0EAwIw
-FjEUMBIGA1UEAwwLcGFybGV5LXRlc3QwIBcNMjAwMTAxMDAwMDAwWhgPMjEyMDAx
-MDEwMDAwMDBaMBYxFDASBgNVBAMMC3BhcmxleS10ZXN0MFkwEwYHKoZIzj0CAQYI
-KoZIzj0DAQcDQgAE9VnuuWSoCKzoKfW6E+pYtxkAXmWj9X4r0R9xpfTthY0HouZ8
-kSh8s6YMsCGb7/bHLmOtzNag57FP4V+dAMU/E6M0MDIwHwYDVR0RBBgwFoIOcmVn
-aXN0cmFyLnRlc3SHBH8AAAEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNH
-ADBEAiBjjl/m0BX9IBtUTnSUyFvVQkiyAFKOHPn6p1gphw1vUgIgEhkXFtwJjA72
-QZwvE+cf4w2JxKy1zCt+ncqEBBj83R0=
------END CERTIFICATE-----`;
 
 const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -176,7 +160,9 @@ describe('registerCheck wire behaviour (scripted registrar)', () => {
       assert.ok(a && b && c);
       assert.equal(a.raw, b.raw, 'a retransmission is the same request');
       const [gap1, gap2] = [b.at - a.at, c.at - b.at];
-      assert.ok(gap1 >= 70 && gap1 < 160 && gap2 >= 150 && gap2 < 320, `gaps ${gap1} ${gap2}`);
+      // Timers never fire early, but a loaded machine delays when each datagram is read here,
+      // so only generous lower bounds hold without luck (nominal: 80 and 160 ms).
+      assert.ok(gap1 >= 50 && gap2 >= 120, `gaps ${gap1} ${gap2}`);
       assert.equal(reg.seen.at(-1)?.req.headers.get('Expires'), '0');
     } finally {
       await reg.close();
@@ -184,14 +170,20 @@ describe('registerCheck wire behaviour (scripted registrar)', () => {
   });
 
   it('keeps waiting after a 1xx and retransmits only at T2', async () => {
-    const reg = await udpRegistrar('127.0.0.1', 0, (req, _n, send) => {
+    let provisionalAt = 0;
+    const reg = await udpRegistrar('127.0.0.1', 0, (req, n, send) => {
+      if (n > 1 && req.headers.get('Expires') !== '0') return; // a copy that crossed the 100
       send(reply(req, 100, 'Trying'));
+      provisionalAt ||= Date.now();
       setTimeout(() => send(reply(req, 200, 'OK')), 400);
     });
     try {
       const result = await registerCheck({ hostname: '127.0.0.1', port: reg.port, transport: 'udp', username: 'a', password: 'b' }, { timers: { t1: 50, t2: 4000 } });
       assert.deepEqual(result, { successful: true, statusCode: 200, reason: 'OK' });
-      assert.equal(reg.seen.length, 2, 'one REGISTER and one un-REGISTER, no retransmissions');
+      // Once the 100 has had time to arrive (a loaded machine may send one copy across it),
+      // nothing is retransmitted until T2: only the un-REGISTER follows.
+      const later = new Map(reg.seen.filter((s) => s.at > provisionalAt + 100).map((s) => [s.raw, s.req.headers.get('Expires')]));
+      assert.deepEqual([...later.values()], ['0'], 'no retransmissions after the 1xx');
     } finally {
       await reg.close();
     }

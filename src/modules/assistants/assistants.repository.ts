@@ -1,16 +1,19 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import type { AssistantTable } from './assistants.table.ts';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
+import { bumpCounter, readCounter } from '../../db/counters.ts';
+import type { Executor } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
+import { BASE_SORT, fetchPage, type PageQuery } from '../../http/pagination.ts';
+import type { AssistantTable } from './assistants.table.ts';
 import type { Assistant } from './assistants.schemas.ts';
 import { showExtension, showHook, type StoredExtension, type StoredHook } from './items.ts';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { countNameMatches, whereNameStartsWith } from './name-search.ts';
 
 /** Assistants and agents share one table and one shape; `kind` tells them apart. */
 export type Kind = 'assistant' | 'agent';
 
-export const assistantCounter = (kind: Kind, organizationId: string) => `assistants:${kind}:${organizationId}`;
+const counterOf = (kind: Kind, organizationId: string) => `assistants:${kind}:${organizationId}`;
 
 export function toAssistant(row: Selectable<AssistantTable>): Assistant {
   return {
@@ -27,27 +30,6 @@ export function toAssistant(row: Selectable<AssistantTable>): Assistant {
   };
 }
 
-const READ_CACHE_SIZE = 2_000;
-
-/**
- * The read shape as JSON, remembered per row version: every write bumps `version` and
- * `updated_at`, so a cached text is only used for exactly the row it was made from. The hottest
- * read then skips parsing the extension and hook JSON and serialising the result again. Each
- * app makes its own cache (nothing is shared between app instances).
- */
-export function createReadCache(): (row: Selectable<AssistantTable>) => string {
-  const cache = new Map<string, { stamp: string; json: string }>();
-  return (row) => {
-    const stamp = `${row.version}|${row.updated_at}`;
-    const hit = cache.get(row.id);
-    if (hit?.stamp === stamp) return hit.json;
-    const json = JSON.stringify(toAssistant(row));
-    if (cache.size >= READ_CACHE_SIZE && !hit) cache.delete(cache.keys().next().value as string);
-    cache.set(row.id, { stamp, json });
-    return json;
-  };
-}
-
 export function findAssistant(db: Executor, kind: Kind, organizationId: string, id: string) {
   return db
     .selectFrom('assistants')
@@ -56,6 +38,48 @@ export function findAssistant(db: Executor, kind: Kind, organizationId: string, 
     .where('kind', '=', kind)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** The hottest read, compiled once per kind (see db/prepared.ts). */
+export function preparedFind(db: Db, kind: Kind) {
+  return prepared(db, (organizationId: string, id: string) =>
+    db.kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id));
+}
+
+/** Writes the next version over the one that was read; false when another write got there first. */
+export async function updateAssistantRow(db: Executor, id: string, version: number, set: Omit<Updateable<AssistantTable>, 'version'>): Promise<boolean> {
+  const result = await db.updateTable('assistants').set({ ...set, version: version + 1 }).where('id', '=', id).where('version', '=', version).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** A page of assistants or agents; `q` keeps those whose name starts with it (counted over the index range, not the kept counter). */
+export async function listAssistants(db: Executor, kind: Kind, organizationId: string, query: PageQuery, q?: string) {
+  let scoped = db.selectFrom('assistants').where('organization_id', '=', organizationId).where('kind', '=', kind);
+  if (q) scoped = whereNameStartsWith(scoped, q);
+  const total = q ? () => countNameMatches(scoped) : () => readCounter(db, counterOf(kind, organizationId));
+  const page = await fetchPage(scoped.selectAll(), query, BASE_SORT, total);
+  return { ...page, items: page.items.map(toAssistant) };
+}
+
+export async function insertAssistant(db: Executor, row: Insertable<AssistantTable> & { kind: Kind }): Promise<void> {
+  await db.insertInto('assistants').values(row).execute();
+  await bumpCounter(db, counterOf(row.kind, row.organization_id), 1);
+}
+
+export async function deleteAssistantRow(db: Executor, kind: Kind, organizationId: string, id: string): Promise<void> {
+  await db.deleteFrom('assistants').where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id).execute();
+  await bumpCounter(db, counterOf(kind, organizationId), -1);
+}
+
+/** An assistant or agent that uses a strategy or a SIP number (which then cannot be deleted), if any. */
+export function firstUserOf(db: Executor, column: 'strategy_id' | 'telephone_number_id', id: string) {
+  return db.selectFrom('assistants').select(['kind', 'name']).where(column, '=', id).executeTakeFirst();
+}
+
+/** The call event hooks of an assistant or agent as stored (sealed secrets), or none when it is gone. */
+export async function hooksOf(db: Executor, organizationId: string, id: string): Promise<StoredHook[]> {
+  const row = await db.selectFrom('assistants').select('call_event_hooks').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+  return row ? readJson<StoredHook[]>(row.call_event_hooks) : [];
 }
 
 export const etagOf = (row: { id: string; version: number }) => `"${row.id.slice(0, 8)}-${row.version}"`;

@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { readCounter } from '../../db/counters.ts';
-import { prepared } from '../../db/prepared.ts';
-import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendJsonEnvelope } from '../../http/envelope.ts';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
-import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
+import { BASE_SORT, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
-import { assistantCounter, createReadCache, etagOf, toAssistant, type Kind } from './assistants.repository.ts';
+import { updateRoutes } from '../../http/updates.ts';
+import { etagOf, listAssistants, preparedFind, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
-import { countNameMatches, NameQuery, whereNameStartsWith } from './name-search.ts';
+import { NameQuery } from './name-search.ts';
 
 export interface AssistantRouteOptions {
   kind: Kind;
@@ -31,10 +30,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const write = { auth: { scope: 'organization', permission: `${plural}:write` } } as const;
   const { db } = app.ctx;
   const { kysely } = db;
-  const assistantJsonCached = createReadCache();
-  const findOne = prepared(db, (organizationId: string, id: string) =>
-    kysely.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind).where('id', '=', id),
-  );
+  const findOne = preparedFind(db, kind);
   // The id parameter's name depends on the kind, so TypeBox types the params as a record.
   const ids = (params: Record<string, string | undefined>) => ({ organizationId: params.organizationId ?? '', id: params[idParam] ?? '' });
 
@@ -58,13 +54,8 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
       querystring: listQuery(BASE_SORT, { q: NameQuery }), response: responses(200, PageEnvelope(Assistant)),
     },
   }, async (request) => {
-    const { organizationId } = request.params;
-    const { q, ...pageQuery } = request.query as typeof request.query & { q?: string };
-    let scoped = kysely.selectFrom('assistants').where('organization_id', '=', organizationId).where('kind', '=', kind);
-    if (q) scoped = whereNameStartsWith(scoped, q);
-    const total = q ? () => countNameMatches(scoped) : () => readCounter(kysely, assistantCounter(kind, organizationId));
-    const page = await fetchPage(scoped.selectAll(), pageQuery, BASE_SORT, total);
-    return pageBody(request, { ...page, items: page.items.map(toAssistant) });
+    const { q, ...pageQuery } = request.query;
+    return pageBody(request, await listAssistants(kysely, kind, request.params.organizationId, pageQuery, q));
   });
 
   app.get(ITEM, {
@@ -75,23 +66,20 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     const row = await findOne(organizationId, id);
     if (!row) throw notFound(Title);
     reply.header('etag', etagOf(row));
-    return sendJsonEnvelope(request, reply, assistantJsonCached(row));
+    return envelope(request, toAssistant(row));
   });
 
-  app.put(ITEM, {
-    config: write,
-    schema: {
-      tags, summary: `Update ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
-      operationId: kind === 'agent' ? 'updateAgent' : 'updateAssistant',
-      description:
-        'Extensions and call event hooks: an item with an existing id is updated, one with a null or missing id is created, ' +
-        'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored.',
-      params: ItemParams, headers: IfMatch, body: AssistantUpdate, response: responses(200, EmptyEnvelope, [409, 412]),
+  updateRoutes(app, {
+    url: ITEM, params: ItemParams, headers: IfMatch, config: write, tags, what: kind === 'agent' ? 'an agent' : 'an assistant',
+    read: Assistant, write: AssistantUpdate, errors: [409, 412],
+    operationId: kind === 'agent' ? 'updateAgent' : 'updateAssistant',
+    description:
+      'Extensions and call event hooks: an item with an existing id is updated, one with a null or missing id is created, ' +
+      'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored.',
+    update: async ({ params, headers, edit }) => {
+      const { organizationId, id } = ids(params);
+      await updateAssistant(deps, kind, organizationId, id, edit, headers['if-match'] as string | undefined);
     },
-  }, async (request) => {
-    const { organizationId, id } = ids(request.params);
-    await updateAssistant(deps, kind, organizationId, id, request.body, request.headers['if-match']);
-    return envelope(request, null, 'Updated');
   });
 
   app.delete(ITEM, {

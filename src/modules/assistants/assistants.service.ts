@@ -2,16 +2,14 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Ajv } from 'ajv';
 import type { Clock } from '../../clock.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
-import { bumpCounter } from '../../db/counters.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, Executor } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
 import type { AllowList } from '../../egress/policy.ts';
 import { AppError, badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
-import { assistantCounter, etagOf, findAssistant, type Kind } from './assistants.repository.ts';
-import type { AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
+import type { Edit } from '../../http/updates.ts';
+import { deleteAssistantRow, etagOf, findAssistant, insertAssistant, toAssistant, updateAssistantRow, type Kind } from './assistants.repository.ts';
+import type { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { mergeExtensions, mergeHooks, type StoredExtension, type StoredHook } from './items.ts';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Checks that a row the body references exists in the same organization (a strategy, a SIP number). */
 export type ReferenceCheck = (db: Executor, organizationId: string, body: AssistantCreate) => Promise<ErrorDetail[]>;
@@ -61,8 +59,7 @@ export async function createAssistant(deps: AssistantDeps, kind: Kind, organizat
   };
   await deps.db.transaction().execute(async (trx) => {
     await checkReferences(deps, trx, organizationId, body);
-    await trx.insertInto('assistants').values(row).execute();
-    await bumpCounter(trx, assistantCounter(kind, organizationId), 1);
+    await insertAssistant(trx, row);
   });
   return row;
 }
@@ -70,40 +67,34 @@ export async function createAssistant(deps: AssistantDeps, kind: Kind, organizat
 const MAX_ATTEMPTS = 3;
 
 /**
- * PUT. Optimistic concurrency: the write only lands on the version that was read. With
- * If-Match a changed version is a 412; without it the merge is redone on the fresh row, so
- * two concurrent PUTs never silently lose each other's secrets-kept-by-mask.
+ * PUT and PATCH. Optimistic concurrency: the write only lands on the version that was read. With
+ * If-Match a changed version is a 412; without it the edit (a PATCH's merge too) is redone on the
+ * fresh row, so two concurrent updates never silently lose each other's secrets-kept-by-mask.
  */
-export async function updateAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, id: string, body: AssistantUpdate, ifMatch: string | undefined) {
+export async function updateAssistant(deps: AssistantDeps, kind: Kind, organizationId: string, id: string, edit: Edit<Assistant, AssistantUpdate>, ifMatch: string | undefined) {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const row = await findAssistant(deps.db, kind, organizationId, id);
     if (!row) throw notFound(kind === 'agent' ? 'Agent' : 'Assistant');
     if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.split(',').map((t) => t.trim()).includes(etagOf(row))) {
       throw new AppError(412, 'The resource changed since you read it (If-Match does not match the ETag)');
     }
+    const body = edit(toAssistant(row));
     const at = deps.clock.now().toISOString();
     const extensions = mergeExtensions(readJson<StoredExtension[]>(row.extensions), body.extensions, mergeContext(deps, at));
     const hooks = mergeHooks(readJson<StoredHook[]>(row.call_event_hooks), body.callEventHooks, mergeContext(deps, at));
     const updated = await deps.db.transaction().execute(async (trx) => {
       await checkReferences(deps, trx, organizationId, body);
-      const result = await trx
-        .updateTable('assistants')
-        .set({
-          name: body.name,
-          system_prompt: body.systemPrompt,
-          system_prompt_greeting: body.systemPromptGreeting,
-          strategy_id: body.llmAudioContentGenerationStrategyId,
-          // Optional in the interface: left out keeps the number, null removes it.
-          ...(body.telephoneNumberId !== undefined ? { telephone_number_id: body.telephoneNumberId } : {}),
-          extensions: JSON.stringify(extensions),
-          call_event_hooks: JSON.stringify(hooks),
-          version: row.version + 1,
-          updated_at: at,
-        })
-        .where('id', '=', id)
-        .where('version', '=', row.version)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return updateAssistantRow(trx, id, row.version, {
+        name: body.name,
+        system_prompt: body.systemPrompt,
+        system_prompt_greeting: body.systemPromptGreeting,
+        strategy_id: body.llmAudioContentGenerationStrategyId,
+        // Optional in the interface: left out keeps the number, null removes it.
+        ...(body.telephoneNumberId !== undefined ? { telephone_number_id: body.telephoneNumberId } : {}),
+        extensions: JSON.stringify(extensions),
+        call_event_hooks: JSON.stringify(hooks),
+        updated_at: at,
+      });
     });
     if (updated) return;
     if (ifMatch !== undefined) throw new AppError(412, 'The resource changed while this update ran');
@@ -118,7 +109,6 @@ export async function deleteAssistant(deps: AssistantDeps, kind: Kind, organizat
       const reason = await guard(trx, kind, id);
       if (reason) throw conflict(reason);
     }
-    await trx.deleteFrom('assistants').where('id', '=', id).execute();
-    await bumpCounter(trx, assistantCounter(kind, organizationId), -1);
+    await deleteAssistantRow(trx, kind, organizationId, id);
   });
 }

@@ -11,18 +11,22 @@ import type { StoredExtension } from '../assistants/items.ts';
 import { findStrategy } from '../strategies/strategies.repository.ts';
 import type { Strategy } from '../strategies/strategies.schemas.ts';
 import type { CallTable } from './calls.table.ts';
+import { voicePlanFor, type ResolveAccess } from './voice-plan.ts';
 
 /**
  * What a connecting call runs with: the assistant as it is now (prompt and greeting filled
  * from the call's user values, within their limits), its strategy's model and temperature, and
- * its tool webhooks. Null when the assistant is gone. Throws TemplateTooLongError when the
+ * its tool webhooks, and for a voice call how it speaks and listens. Null when the assistant is gone. Throws TemplateTooLongError when the
  * assistant changed since the start so that the values no longer fit.
  */
-export async function loadCallSetup(db: Kysely<Database>, box: SecretBox, defaultModel: string, call: Selectable<CallTable>): Promise<CallSetup | null> {
+export async function loadCallSetup(
+  db: Kysely<Database>, box: SecretBox, defaultModel: string, call: Selectable<CallTable>, resolve: ResolveAccess,
+): Promise<CallSetup | null> {
   const source = await findAssistant(db, call.kind as Kind, call.organization_id, call.assistant_id);
   if (!source) return null;
   const strategy = source.strategy_id ? await findStrategy(db, call.organization_id, source.strategy_id) : undefined;
   const parameters = strategy ? readJson<Strategy['parameters']>(strategy.parameters) : {};
+  const audio = call.audio ? readJson<{ encoding: string; sampleRate: number }>(call.audio) : null;
   const values = readJson<Record<string, unknown>>(call.user_values);
   const prompt = source.system_prompt ? fillPlaceholders(source.system_prompt, values, LIMITS.systemPrompt) : null;
   const greeting = source.system_prompt_greeting ? fillPlaceholders(source.system_prompt_greeting, values, LIMITS.greeting) : null;
@@ -34,5 +38,6 @@ export async function loadCallSetup(db: Kysely<Database>, box: SecretBox, defaul
     unfilled: [...new Set([...(prompt?.unfilled ?? []), ...(greeting?.unfilled ?? [])])],
     settings: { model: parameters.model ?? defaultModel, temperature: parameters.temperature },
     tools: toolWebhooksOf(readJson<StoredExtension[]>(source.extensions), box),
+    voice: audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, audio, call.organization_id, resolve) : null,
   };
 }

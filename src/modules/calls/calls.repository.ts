@@ -1,13 +1,12 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import { bumpCounter } from '../../db/counters.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Selectable, Transaction } from 'kysely';
+import { bumpCounter, readCounter } from '../../db/counters.ts';
+import type { Database, Executor } from '../../db/schema.ts';
+import { fetchPage, type PageQuery } from '../../http/pagination.ts';
 import { readBool, readJson } from '../../db/values.ts';
 import type { CallLogEntry, ToolInvocation, TranscriptEntry } from '../../calls/record.ts';
 import type { Kind } from '../assistants/assistants.repository.ts';
 import type { Call, CallStatus } from './calls.schemas.ts';
 import type { CallTable } from './calls.table.ts';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /**
  * List totals: per organization and per assistant/agent within it, each overall and per status.
@@ -113,6 +112,8 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     taskId: row.task_id,
     status: row.status,
     transport: readJson<Call['transport']>(row.transport),
+    audio: row.audio ? readJson<Call['audio']>(row.audio) : null,
+    providers: row.providers ? readJson<Call['providers']>(row.providers) : null,
     userValues: readJson<Record<string, unknown>>(row.user_values),
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -127,4 +128,23 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+export const CALL_SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
+
+/** An organization's calls, of one assistant or agent and of one status when given, with their logs. */
+export async function listCalls(db: Executor, organizationId: string, source: { kind: Kind; sourceId: string } | null, status: CallStatus | undefined, query: PageQuery) {
+  let select = callsWithConclusion(db, organizationId);
+  if (source) select = select.where('calls.kind', '=', source.kind).where('calls.assistant_id', '=', source.sourceId);
+  if (status) select = select.where('calls.status', '=', status);
+  const page = await fetchPage(select, query, CALL_SORT, () => readCounter(db, callCounter(organizationId, source, status)), { table: 'calls' });
+  const logs = await loadLog(db, page.items.map((r) => r.id));
+  return { ...page, items: page.items.map((row) => toCall(row, logs.get(row.id))) };
+}
+
+export async function findCall(db: Executor, organizationId: string, id: string): Promise<Call | undefined> {
+  const row = await callsWithConclusion(db, organizationId).where('calls.id', '=', id).executeTakeFirst();
+  if (!row) return undefined;
+  const logs = await loadLog(db, [row.id]);
+  return toCall(row, logs.get(row.id));
 }

@@ -2,21 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { websocketTransportInfo } from '../../calls/transports/websocket.ts';
-import { readCounter } from '../../db/counters.ts';
 import { Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
-import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
+import { listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
 import type { Kind } from '../assistants/assistants.repository.ts';
-import { callCounter, callsWithConclusion, loadLog, toCall } from './calls.repository.ts';
-import { CALL_STATUSES, Call, CallParams, CallStart, CallStarted, type CallStatus } from './calls.schemas.ts';
+import { CALL_SORT, findCall, listCalls } from './calls.repository.ts';
+import { Call, CallFilters, CallParams, CallStart, CallStarted, type CallStatus } from './calls.schemas.ts';
 import { createCall, type CallDeps } from './calls.service.ts';
 
 const tags = ['Calls'];
-const SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
-const ListQuery = listQuery(SORT, {
-  assistantId: Type.Optional(Uuid), agentId: Type.Optional(Uuid), status: Type.Optional(Type.String({ enum: [...CALL_STATUSES] })),
-}, 'createdAt,desc');
+const ListQuery = listQuery(CALL_SORT, CallFilters, 'createdAt,desc');
 
 /** ws(s)://host of the public URL when configured, else of the request as it arrived. */
 function websocketBase(publicUrl: string | null, request: FastifyRequest): string {
@@ -53,7 +49,7 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
     const organizationId = params.organizationId ?? '';
     const call = await createCall(deps, {
       kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {},
-      traceId: request.id, transport: websocketTransportInfo(),
+      traceId: request.id, transport: websocketTransportInfo(), audio: request.body.audio ?? null,
     });
     const websocketUrl = `${websocketBase(deps.ctx.config.publicUrl, request)}/api/v1/calls/${call.id}/ws?token=${call.token}`;
     const location = `${orgPath({ vendorId: params.vendorId ?? '', organizationId })}/calls/${call.id}`;
@@ -70,26 +66,18 @@ export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: read,
     schema: { tags, summary: 'List calls (filter by assistantId, agentId, status)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
   }, async (request) => {
-    const { organizationId } = request.params;
-    const { assistantId, agentId, status, ...page } = request.query as typeof request.query & { assistantId?: string; agentId?: string; status?: CallStatus };
+    const { assistantId, agentId, status, ...page } = request.query;
     if (assistantId && agentId) throw badRequest('Filter by assistantId or by agentId, not both', [{ path: 'agentId', message: 'cannot be combined with assistantId' }]);
-    let query = callsWithConclusion(kysely, organizationId);
     const source = assistantId ? { kind: 'assistant' as const, sourceId: assistantId } : agentId ? { kind: 'agent' as const, sourceId: agentId } : null;
-    if (source) query = query.where('calls.kind', '=', source.kind).where('calls.assistant_id', '=', source.sourceId);
-    if (status) query = query.where('calls.status', '=', status);
-    const counter = callCounter(organizationId, source, status);
-    const result = await fetchPage(query, page, SORT, () => readCounter(kysely, counter), { table: 'calls' });
-    const logs = await loadLog(kysely, result.items.map((r) => r.id));
-    return pageBody(request, { ...result, items: result.items.map((row) => toCall(row, logs.get(row.id))) });
+    return pageBody(request, await listCalls(kysely, request.params.organizationId, source, status as CallStatus | undefined, page));
   });
 
   app.get('/calls/:callId', {
     config: read,
     schema: { tags, summary: 'Get a call: status, transcript, tool invocations, turn latencies and conclusion', params: CallParams, response: responses(200, Envelope(Call)) },
   }, async (request) => {
-    const row = await callsWithConclusion(kysely, request.params.organizationId).where('calls.id', '=', request.params.callId).executeTakeFirst();
-    if (!row) throw notFound('Call');
-    const logs = await loadLog(kysely, [row.id]);
-    return envelope(request, toCall(row, logs.get(row.id)));
+    const call = await findCall(kysely, request.params.organizationId, request.params.callId);
+    if (!call) throw notFound('Call');
+    return envelope(request, call);
   });
 };

@@ -9,14 +9,26 @@ const TOOL_OUTCOMES = ['ok', 'http_error', 'timeout', 'refused', 'too_large', 'u
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+export const AUDIO_ENCODINGS = ['pcm_s16le', 'mulaw'] as const;
+export const AUDIO_RATES = [8000, 16000, 24000, 48000] as const;
+
+export const CallAudio = Type.Object(
+  {
+    encoding: Type.String({ enum: [...AUDIO_ENCODINGS], description: 'pcm_s16le: 16-bit little-endian PCM; mulaw: G.711 mu-law' }),
+    sampleRate: Type.Integer({ enum: [...AUDIO_RATES], description: 'Hz' }),
+  },
+  { additionalProperties: false, title: 'CallAudio', description: 'Makes it a voice call: binary audio frames in this format go both ways on the socket' },
+);
+
 export const CallStart = Type.Object(
   {
+    audio: Type.Optional(CallAudio),
     userValues: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
       maxProperties: 100,
       description: 'Fill {{name}} placeholders in the prompt and greeting; values that are not strings are written as JSON',
     })),
   },
-  { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }] },
+  { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } }] },
 );
 export type CallStart = Static<typeof CallStart>;
 
@@ -84,6 +96,11 @@ export const Call = Type.Object(
     taskId: Nullable(Uuid),
     status: Type.String({ enum: [...CALL_STATUSES] }),
     transport: Transport,
+    audio: Nullable(CallAudio),
+    providers: Nullable(Type.Object(
+      { tts: Type.Optional(Type.String()), stt: Type.Optional(Type.String()), realtime: Type.Optional(Type.String()) },
+      { description: 'A voice call: the providers it spoke and listened with' },
+    )),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),
@@ -101,5 +118,12 @@ export const Call = Type.Object(
   { title: 'Call' },
 );
 export type Call = Static<typeof Call>;
+
+/** The filters of the call list (assistantId and agentId exclude each other: a 400 says so). */
+export const CallFilters = {
+  assistantId: Type.Optional(Type.String({ format: 'uuid', description: "Only this assistant's calls" })),
+  agentId: Type.Optional(Type.String({ format: 'uuid', description: "Only this agent's calls" })),
+  status: Type.Optional(Type.String({ enum: [...CALL_STATUSES], description: 'Only calls in this status' })),
+};
 
 export const CallParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, callId: Uuid });

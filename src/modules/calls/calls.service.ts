@@ -36,6 +36,8 @@ export interface NewCall {
   traceId: string;
   transport: TransportInfo;
   taskId?: string | null;
+  /** A voice call's audio format. */
+  audio?: { encoding: string; sampleRate: number } | null;
 }
 
 /** The prompt and greeting as this call will fill them: refused (400) when a value would blow them past their limits. */
@@ -83,7 +85,8 @@ export async function createCall(deps: CallDeps, call: NewCall): Promise<{ id: s
       started_at: null, ended_at: null, end_reason: null, transcript: '[]', tool_invocations: '[]', conclusion_id: null,
       token_hash: hashToken(token).toString('hex'), token_expires_at: expiresAt,
       lease_owner: deps.owner, lease_expires_at: new Date(now.getTime() + ctx.config.callLeaseMs).toISOString(),
-      failure: null, task_id: call.taskId ?? null, unfilled_placeholders: null, created_at: at, updated_at: at,
+      failure: null, task_id: call.taskId ?? null, unfilled_placeholders: null, audio: call.audio ? JSON.stringify(call.audio) : null, providers: null,
+      created_at: at, updated_at: at,
     }).execute();
     await countNewCall(trx, { organizationId: call.organizationId, kind: call.kind, sourceId: call.sourceId }, 'ringing');
   });

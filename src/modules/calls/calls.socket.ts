@@ -5,6 +5,9 @@ import type { CallRuntime } from '../../calls/runtime.ts';
 import { CallSession } from '../../calls/session.ts';
 import { TemplateTooLongError } from '../../calls/template.ts';
 import { websocketTransport } from '../../calls/transports/websocket.ts';
+import { openVoice, VoiceOpenError } from '../../calls/voice/attach.ts';
+import type { VoiceKit } from '../../calls/voice/kit.ts';
+import type { ResolveAccess } from './voice-plan.ts';
 import { responses } from '../../http/envelope.ts';
 import { notFound, unauthorized } from '../../http/errors.ts';
 import { Uuid } from '../../http/schemas.ts';
@@ -14,6 +17,8 @@ import { callRecorder, connectCall, type CallDeps } from './calls.service.ts';
 export interface CallSocketOptions {
   deps: CallDeps;
   runtime: CallRuntime;
+  voice: VoiceKit;
+  resolveAccess: ResolveAccess;
 }
 
 /**
@@ -21,7 +26,7 @@ export interface CallSocketOptions {
  * token from the start answer is checked before the upgrade, so a used, expired or wrong
  * token is a plain 401 and no socket is opened.
  */
-export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = async (app, { deps, runtime }) => {
+export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = async (app, { deps, runtime, voice, resolveAccess }) => {
   const { ctx } = deps;
   const prepared = new WeakMap<object, { setup: CallSetup; started: boolean }>();
 
@@ -43,7 +48,7 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
         callRecorder(deps, callId).finish({ reason, outcome: reason === 'error' ? 'failed' : 'abandoned', failure, transcript: [], toolInvocations: [] });
       let setup: CallSetup | null;
       try {
-        setup = await loadCallSetup(ctx.db.kysely, ctx.secrets, ctx.config.llmDefaultModel, row);
+        setup = await loadCallSetup(ctx.db.kysely, ctx.secrets, ctx.config.llmDefaultModel, row, resolveAccess);
       } catch (err) {
         const message = err instanceof TemplateTooLongError ? `the prompt or greeting ${err.message} with this call's values` : 'the call could not be prepared';
         await fail('error', { source: 'setup', statusCode: null, message });
@@ -54,8 +59,12 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
         await fail('error', { source: 'setup', statusCode: null, message: 'the assistant or agent was deleted' });
         throw notFound('The assistant or agent of this call');
       }
-      if (setup.unfilled.length) {
-        await ctx.db.kysely.updateTable('calls').set({ unfilled_placeholders: JSON.stringify(setup.unfilled) }).where('id', '=', callId).execute();
+      const providers = setup.voice?.kind === 'pipeline' ? { tts: setup.voice.tts.provider, stt: setup.voice.stt.provider }
+        : setup.voice?.kind === 'realtime' ? { realtime: 'openai' } : null;
+      if (setup.unfilled.length || providers) {
+        await ctx.db.kysely.updateTable('calls')
+          .set({ unfilled_placeholders: setup.unfilled.length ? JSON.stringify(setup.unfilled) : null, providers: providers ? JSON.stringify(providers) : null })
+          .where('id', '=', callId).execute();
       }
       const entry = { setup, started: false };
       prepared.set(request, entry);
@@ -75,10 +84,16 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<CallSocketOptions> = as
       llm: runtime.llm, send: runtime.send, clock: ctx.clock, log: request.log, limits: runtime.limits, recorder: callRecorder(deps, setup.callId),
     });
     runtime.track(session);
-    const transport = websocketTransport(socket, {
+    const { transport, link } = websocketTransport(socket, {
       frame: (frame) => (frame.type === 'end' ? void session.end('client_ended') : session.userMessage(frame.text)),
       closed: () => void session.end('client_disconnected'),
-    });
-    session.start(transport);
+    }, setup.voice?.audio);
+    session.start(transport, setup.voice?.audio);
+    if (setup.voice && link) {
+      // The providers open while the call has started: the greeting waits for them, a failure ends the call saying why.
+      openVoice(voice, setup.voice, link, session.voiceHost(), AbortSignal.timeout(15_000))
+        .then((v) => session.attachVoice(v))
+        .catch((err: unknown) => session.fail(err instanceof VoiceOpenError ? err.failure : { source: 'voice', statusCode: null, message: 'the voice could not be opened' }));
+    }
   });
 };

@@ -1,11 +1,11 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Selectable, type Transaction, type Updateable } from 'kysely';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, Executor } from '../../db/schema.ts';
+import { fetchPage, type PageQuery } from '../../http/pagination.ts';
 import { readJson } from '../../db/values.ts';
 import type { DeliveryStatus, WebhookDelivery, WebhookDeliveryAttempt } from './deliveries.schemas.ts';
 import type { WebhookDeliveryAttemptTable, WebhookDeliveryTable } from './events.table.ts';
 
-type Executor = Kysely<Database> | Transaction<Database>;
 export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 
 /** The list filters; each one alone has a kept counter, combinations are counted. */
@@ -53,6 +53,24 @@ export function filterDeliveries(db: Executor, organizationId: string, filters: 
     if (value !== undefined) query = query.where(sql.ref(column), '=', value);
   }
   return query;
+}
+
+/** Schedules a delivery anew, only as it was read and while no live lease holds it (false when it changed meanwhile). */
+export async function rescheduleIfIdle(db: Executor, row: DeliveryRow, set: Updateable<WebhookDeliveryTable>, at: string): Promise<boolean> {
+  const result = await db.updateTable('webhook_deliveries').set(set)
+    .where('id', '=', row.id).where('status', '=', row.status).where('attempts', '=', row.attempts)
+    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<=', at)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export const DELIVERY_SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
+
+/** A page of an organization's deliveries; ids are matched in the one spelling the service writes (lower case). */
+export async function listDeliveries(db: Executor, organizationId: string, given: DeliveryFilters, query: PageQuery, now: Date) {
+  const filters = { ...given, hookId: given.hookId?.toLowerCase(), callId: given.callId?.toLowerCase() };
+  const page = await fetchPage(filterDeliveries(db, organizationId, filters).selectAll(), query, DELIVERY_SORT, () => countDeliveries(db, organizationId, filters));
+  return { ...page, items: page.items.map((row) => toDelivery(row, now)) };
 }
 
 export function findDelivery(db: Executor, organizationId: string, id: string) {

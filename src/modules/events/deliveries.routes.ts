@@ -1,25 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { Envelope, PageEnvelope, envelope, responses } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
-import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
-import { OrgParams, Uuid } from '../../http/schemas.ts';
-import { HOOK_TYPES } from '../assistants/assistants.schemas.ts';
-import { countDeliveries, filterDeliveries, findDelivery, listAttempts, toDelivery, type DeliveryFilters } from './deliveries.repository.ts';
-import { DELIVERY_STATUSES, DeliveryParams, WebhookDelivery, WebhookDeliveryDetail } from './deliveries.schemas.ts';
+import { listQuery, pageBody } from '../../http/pagination.ts';
+import { OrgParams } from '../../http/schemas.ts';
+import { DELIVERY_SORT, findDelivery, listAttempts, listDeliveries, toDelivery } from './deliveries.repository.ts';
+import { DeliveryFilters, DeliveryParams, WebhookDelivery, WebhookDeliveryDetail } from './deliveries.schemas.ts';
 import { redeliver } from './deliveries.service.ts';
 
 const tags = ['Webhook deliveries'];
 const BASE = '/webhook-deliveries';
 const read = { auth: { scope: 'organization', permission: 'calls:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'calls:write' } } as const;
-const SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
-const ListQuery = listQuery(SORT, {
-  status: Type.Optional(Type.String({ enum: [...DELIVERY_STATUSES] })),
-  hookId: Type.Optional(Uuid),
-  eventType: Type.Optional(Type.String({ enum: [...HOOK_TYPES] })),
-  callId: Type.Optional(Uuid),
-}, 'createdAt,desc');
+const ListQuery = listQuery(DELIVERY_SORT, DeliveryFilters, 'createdAt,desc');
 
 /** The delivery log of call event hooks: what was sent where, every attempt's answer, and redelivery. */
 export const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -33,13 +25,8 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(WebhookDelivery)),
     },
   }, async (request) => {
-    const { organizationId } = request.params;
-    const { status, hookId, eventType, callId, ...page } = request.query as typeof request.query & DeliveryFilters;
-    // Counter keys and SQLite's text comparison both need the one spelling the service writes.
-    const filters = { status, hookId: hookId?.toLowerCase(), eventType, callId: callId?.toLowerCase() };
-    const result = await fetchPage(filterDeliveries(kysely, organizationId, filters).selectAll(), page, SORT, () => countDeliveries(kysely, organizationId, filters));
-    const now = clock.now();
-    return pageBody(request, { ...result, items: result.items.map((row) => toDelivery(row, now)) });
+    const { status, hookId, eventType, callId, ...page } = request.query;
+    return pageBody(request, await listDeliveries(kysely, request.params.organizationId, { status, hookId, eventType, callId }, page, clock.now()));
   });
 
   app.get(`${BASE}/:deliveryId`, {

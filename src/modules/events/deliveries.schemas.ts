@@ -56,4 +56,12 @@ export const WebhookDeliveryDetail = Type.Object(
   { title: 'WebhookDeliveryDetail' },
 );
 
+/** The filters of the delivery list. */
+export const DeliveryFilters = {
+  status: Type.Optional(Type.String({ enum: [...DELIVERY_STATUSES], description: 'Only deliveries in this status' })),
+  hookId: Type.Optional(Type.String({ ...Uuid, description: 'Only deliveries of this call event hook' })),
+  eventType: Type.Optional(Type.String({ enum: [...HOOK_TYPES], description: 'Only events of this type' })),
+  callId: Type.Optional(Type.String({ ...Uuid, description: 'Only events about this call' })),
+};
+
 export const DeliveryParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, deliveryId: WebhookId });

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { readJson } from '../../db/values.ts';
 import { conflict, notFound } from '../../http/errors.ts';
-import type { StoredHook } from '../assistants/items.ts';
-import { bumpCounters, findDelivery, inFlight, statusChange, type DeliveryRow } from './deliveries.repository.ts';
+import { hooksOf } from '../assistants/assistants.repository.ts';
+import { bumpCounters, findDelivery, inFlight, rescheduleIfIdle, statusChange, type DeliveryRow } from './deliveries.repository.ts';
 import { RETRY_WINDOW_MS } from './schedule.ts';
 
 /**
@@ -16,19 +15,13 @@ export async function redeliver(db: Kysely<Database>, organizationId: string, id
     const row = await findDelivery(trx, organizationId, id);
     if (!row) throw notFound('Webhook delivery');
     if (inFlight(row, now)) throw conflict('An attempt of this delivery is in flight; redeliver it once that attempt is recorded');
-    const source = await trx.selectFrom('assistants').select('call_event_hooks')
-      .where('id', '=', row.source_id).where('organization_id', '=', organizationId).executeTakeFirst();
-    const hooks = source ? readJson<StoredHook[]>(source.call_event_hooks) : [];
+    const hooks = await hooksOf(trx, organizationId, row.source_id);
     if (!hooks.some((h) => h.id === row.hook_id && h.type === row.event_type)) {
       throw conflict(`The hook of this delivery no longer exists or no longer receives ${row.event_type} events`);
     }
     const set = { status: 'pending', next_attempt_at: at, retry_until: new Date(now.getTime() + RETRY_WINDOW_MS).toISOString(), lease_owner: null, lease_expires_at: null, updated_at: at };
     // Conditional on what was read: a worker claiming it meanwhile makes this a 409, not a second sender.
-    const result = await trx.updateTable('webhook_deliveries').set(set)
-      .where('id', '=', id).where('status', '=', row.status).where('attempts', '=', row.attempts)
-      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<=', at)]))
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw conflict('The delivery changed meanwhile; try again');
+    if (!(await rescheduleIfIdle(trx, row, set, at))) throw conflict('The delivery changed meanwhile; try again');
     await bumpCounters(trx, statusChange(organizationId, row.status, 'pending'));
     return { ...row, ...set };
   });

@@ -1,14 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { sql } from 'kysely';
-import { bumpCounter, readCounter } from '../../db/counters.ts';
-import { bumpAuthEpoch } from '../../http/auth-cache.ts';
+import { narrowedTo } from '../../http/auth.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
-import { conflict, forbidden, notFound } from '../../http/errors.ts';
-import { BASE_SORT, fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
+import { BASE_SORT, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, VendorParams } from '../../http/schemas.ts';
-import { tokenCounters } from '../tokens/tokens.repository.ts';
-import { findOrganization, orgCounter, toOrganization, type OrganizationDependent } from './organizations.repository.ts';
+import { updateRoutes } from '../../http/updates.ts';
+import { listOrganizations, type OrganizationDependent } from './organizations.repository.ts';
 import { Organization, OrganizationWrite } from './organizations.schemas.ts';
+import { createOrganization, deleteOrganization, getOrganization, updateOrganization } from './organizations.service.ts';
 
 const tags = ['Organizations'];
 const read = { auth: { scope: 'organization', permission: 'organizations:read' } } as const;
@@ -16,8 +14,7 @@ const write = { auth: { scope: 'organization', permission: 'organizations:write'
 
 /** Creating and listing organizations: registered under the vendor scope. */
 export const organizationVendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { kysely } = app.ctx.db;
-  const now = () => app.ctx.clock.now().toISOString();
+  const { ctx } = app;
 
   app.post('/organizations', {
     config: { auth: { scope: 'vendor', permission: 'organizations:write' }, idempotent: true },
@@ -26,62 +23,32 @@ export const organizationVendorRoutes: FastifyPluginAsyncTypebox = async (app) =
       response: responses(201, Envelope(Organization)),
     },
   }, async (request, reply) => {
-    const { principal } = request;
-    if (principal?.kind === 'token' && principal.organizationId) throw forbidden('An organization token cannot create organizations');
-    const at = now();
     const { vendorId } = request.params;
-    const row = { id: crypto.randomUUID(), vendor_id: vendorId, name: request.body.name, created_at: at, updated_at: at };
-    await kysely.transaction().execute(async (trx) => {
-      await trx.insertInto('organizations').values(row).execute();
-      await bumpCounter(trx, orgCounter(vendorId), 1);
-    });
-    return sendCreated(request, reply, `/api/v1/vendors/${vendorId}/organizations/${row.id}`, toOrganization(row));
+    const organization = await createOrganization(ctx, request.principal, vendorId, request.body);
+    return sendCreated(request, reply, `/api/v1/vendors/${vendorId}/organizations/${organization.id}`, organization);
   });
 
   app.get('/organizations', {
     config: { auth: { scope: 'vendor', permission: 'organizations:read' } },
     schema: {
-      tags, summary: 'List organizations', params: VendorParams, querystring: listQuery(BASE_SORT),
+      tags, summary: 'List organizations (an organization token sees its own only)', params: VendorParams, querystring: listQuery(BASE_SORT),
       response: responses(200, PageEnvelope(Organization)),
     },
-  }, async (request) => {
-    const { vendorId } = request.params;
-    const own = request.principal?.kind === 'token' ? request.principal.organizationId : null;
-    let query = kysely.selectFrom('organizations').selectAll().where('vendor_id', '=', vendorId);
-    // A token narrowed to one organization sees that one only.
-    if (own) query = query.where('id', '=', own);
-    const page = await fetchPage(query, request.query, BASE_SORT, own ? 1 : () => readCounter(kysely, orgCounter(vendorId)));
-    return pageBody(request, { ...page, items: page.items.map(toOrganization) });
-  });
-
+  }, async (request) => pageBody(request, await listOrganizations(ctx.db.kysely, request.params.vendorId, narrowedTo(request.principal), request.query)));
 };
 
 /** One organization: registered under the organization scope (its own path is the scope's prefix). */
 export const organizationRoutes: FastifyPluginAsyncTypebox<{ dependents: readonly OrganizationDependent[] }> = async (app, { dependents }) => {
-  const { kysely } = app.ctx.db;
-  const now = () => app.ctx.clock.now().toISOString();
+  const { ctx } = app;
 
   app.get('', {
     config: read,
     schema: { tags, summary: 'Get an organization', params: OrgParams, response: responses(200, Envelope(Organization)) },
-  }, async (request) => {
-    const row = await findOrganization(kysely, request.params.vendorId, request.params.organizationId);
-    if (!row) throw notFound('Organization');
-    return envelope(request, toOrganization(row));
-  });
+  }, async (request) => envelope(request, await getOrganization(ctx, request.params.vendorId, request.params.organizationId)));
 
-  app.put('', {
-    config: write,
-    schema: { tags, summary: 'Update an organization', params: OrgParams, body: OrganizationWrite, response: responses(200, EmptyEnvelope) },
-  }, async (request) => {
-    const { vendorId, organizationId } = request.params;
-    await kysely
-      .updateTable('organizations')
-      .set({ name: request.body.name, updated_at: now() })
-      .where('vendor_id', '=', vendorId)
-      .where('id', '=', organizationId)
-      .execute();
-    return envelope(request, null, 'Updated');
+  updateRoutes(app, {
+    url: '', params: OrgParams, config: write, tags, what: 'an organization', read: Organization, write: OrganizationWrite,
+    update: ({ params, edit }) => updateOrganization(ctx, params.vendorId, params.organizationId, edit),
   });
 
   app.delete('', {
@@ -91,24 +58,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ dependents: readonl
       params: OrgParams, response: responses(200, EmptyEnvelope, [409]),
     },
   }, async (request) => {
-    const { vendorId, organizationId } = request.params;
-    await kysely.transaction().execute(async (trx) => {
-      for (const dep of dependents) {
-        const found = await trx
-          .selectFrom(dep.table)
-          .select(sql`1`.as('one'))
-          .where(sql.ref('organization_id'), '=', organizationId)
-          .executeTakeFirst();
-        if (found) throw conflict(`Organization still has ${dep.label}; delete them first`);
-      }
-      const tokens = await trx.deleteFrom('api_tokens').where('organization_id', '=', organizationId).executeTakeFirst();
-      const counters = tokenCounters(vendorId, organizationId);
-      await bumpCounter(trx, counters.vendor, -Number(tokens.numDeletedRows));
-      await trx.deleteFrom('counters').where('key', '=', counters.organization).execute();
-      await trx.deleteFrom('organizations').where('id', '=', organizationId).execute();
-      await bumpAuthEpoch(trx);
-      await bumpCounter(trx, orgCounter(vendorId), -1);
-    });
+    await deleteOrganization(ctx, request.params.vendorId, request.params.organizationId, dependents);
     return envelope(request, null, 'Deleted');
   });
 };

@@ -33,6 +33,17 @@ const Vad = Type.Object(
   { additionalProperties: false },
 );
 
+export const TRANSCRIBER_PROVIDERS = ['deepgram', 'openai'] as const;
+
+const Transcriber = Type.Object(
+  {
+    provider: Type.String({ enum: [...TRANSCRIBER_PROVIDERS], description: 'Speech-to-text provider; openai also reaches self-hosted Whisper servers with that API' }),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The provider default when absent' })),
+    language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47, e.g. en or en-US' })),
+  },
+  { additionalProperties: false },
+);
+
 export const StrategyParameters = Type.Object(
   {
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'LLM model name; the service default when absent' })),
@@ -40,6 +51,7 @@ export const StrategyParameters = Type.Object(
     outputSampleRate: Type.Optional(Type.Integer({ enum: [...SAMPLE_RATES], description: 'Hz' })),
     voice: Type.Optional(Voice),
     vad: Type.Optional(Vad),
+    transcriber: Type.Optional(Transcriber),
   },
   { additionalProperties: false },
 );

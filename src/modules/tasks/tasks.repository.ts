@@ -1,13 +1,12 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import { bumpCounter } from '../../db/counters.ts';
+import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
+import { bumpCounter, readCounter } from '../../db/counters.ts';
 import { enqueueEvent } from '../events/outbox.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, Executor } from '../../db/schema.ts';
+import { fetchPage, type PageQuery } from '../../http/pagination.ts';
 import type { AgentTaskAttemptTable, AgentTaskTable } from './tasks.table.ts';
 import { readBool, readJson } from '../../db/values.ts';
 import { TASK_STATUSES, type AgentTask, type TaskAttempt, type TaskStatus } from './tasks.schemas.ts';
 import type { TaskWindow } from './window.ts';
-
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const COUNTER_PREFIX = 'agent_tasks:';
 
@@ -61,6 +60,69 @@ export function findTask(db: Executor, organizationId: string, agentId: string, 
     .where('agent_id', '=', agentId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+export const TASK_SORT = { createdAt: 'created_at', updatedAt: 'updated_at', nextAttemptAt: 'next_attempt_at', targetNumber: 'target_number' };
+export const ATTEMPT_SORT = { attempt: 'attempt', startedAt: 'started_at' };
+
+/** An agent's tasks, of one status when `status` is given (each status keeps its own counter). */
+export async function listTasks(db: Executor, organizationId: string, agentId: string, status: TaskStatus | undefined, query: PageQuery) {
+  let select = db.selectFrom('agent_tasks').selectAll().where('organization_id', '=', organizationId).where('agent_id', '=', agentId);
+  if (status) select = select.where('status', '=', status);
+  const page = await fetchPage(select, query, TASK_SORT, () => readCounter(db, taskCounter(agentId, status)));
+  return { ...page, items: page.items.map(toTask) };
+}
+
+/** A task's attempts. A task has at most maxAttempts (10) of them: counting them costs nothing. */
+export async function listAttempts(db: Executor, taskId: string, query: PageQuery) {
+  const select = db.selectFrom('agent_task_attempts').selectAll().where('task_id', '=', taskId);
+  const count = () => select.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n));
+  const page = await fetchPage(select, query, ATTEMPT_SORT, count, { tiebreak: 'attempt' });
+  return { ...page, items: page.items.map(toAttempt) };
+}
+
+/** New tasks of one agent (in chunks the databases' parameter limits allow), with their counters. */
+export async function insertTasks(db: Executor, agentId: string, rows: readonly Insertable<AgentTaskTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) await db.insertInto('agent_tasks').values(rows.slice(i, i + 200)).execute();
+  await bumpCounter(db, taskCounter(agentId), rows.length);
+  for (const status of ['PENDING', 'SCHEDULED'] as const) {
+    const n = rows.filter((r) => r.status === status).length;
+    if (n) await bumpCounter(db, taskCounter(agentId, status), n);
+  }
+}
+
+export async function hasTasksIn(db: Executor, agentId: string, statuses: readonly TaskStatus[]): Promise<boolean> {
+  return Boolean(await db.selectFrom('agent_tasks').select('status').where('agent_id', '=', agentId).where('status', 'in', statuses).executeTakeFirst());
+}
+
+/** All of an agent's tasks and their counters (the agent is being deleted). */
+export async function deleteAgentTasks(db: Executor, agentId: string): Promise<void> {
+  await db.deleteFrom('agent_tasks').where('agent_id', '=', agentId).execute();
+  await db.deleteFrom('counters').where('key', 'like', `${taskCounter(agentId)}%`).execute();
+}
+
+/** Ends the attempt still open on a task (a cancel: the outcome and the error say so). */
+export async function endOpenAttempts(db: Executor, taskId: string, at: string, outcome: 'cancelled'): Promise<void> {
+  await db.updateTable('agent_task_attempts').set({ ended_at: at, outcome, error: outcome }).where('task_id', '=', taskId).where('ended_at', 'is', null).execute();
+}
+
+/** Deletes a task that is still in the status it was read in (false when it moved meanwhile), with its counters. */
+export async function deleteTaskRow(db: Executor, task: Pick<Selectable<AgentTaskTable>, 'id' | 'agent_id' | 'status'>): Promise<boolean> {
+  const result = await db.deleteFrom('agent_tasks').where('id', '=', task.id).where('status', '=', task.status).executeTakeFirst();
+  if (Number(result.numDeletedRows) !== 1) return false;
+  await bumpCounter(db, taskCounter(task.agent_id), -1);
+  await bumpCounter(db, taskCounter(task.agent_id, task.status), -1);
+  return true;
+}
+
+export function findPause(db: Executor, agentId: string) {
+  return db.selectFrom('agent_task_pauses').select('paused_at').where('agent_id', '=', agentId).executeTakeFirst();
+}
+
+/** Pauses an agent's tasks since `at` (an existing pause keeps its start), or lifts the pause (null). */
+export async function writePause(db: Executor, agentId: string, at: string | null): Promise<void> {
+  if (at === null) await db.deleteFrom('agent_task_pauses').where('agent_id', '=', agentId).execute();
+  else await db.insertInto('agent_task_pauses').values({ agent_id: agentId, paused_at: at }).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
 }
 
 export interface Transition {

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { readCounter } from '../../db/counters.ts';
 import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
-import { fetchPage, listQuery, pageBody } from '../../http/pagination.ts';
+import { listQuery, pageBody } from '../../http/pagination.ts';
 import { orgPath } from '../../http/schemas.ts';
-import { findTask, taskCounter, toAttempt, toTask } from './tasks.repository.ts';
-import { AgentParams, AgentTask, AgentTaskBatch, AgentTaskCreate, TASK_STATUSES, TaskAttempt, TaskParams } from './tasks.schemas.ts';
-import { cancelTask, createTasks, deleteTask, executeTask, isPaused, requireAgent, setPaused } from './tasks.service.ts';
+import { ATTEMPT_SORT, TASK_SORT, findTask, listAttempts, listTasks, toTask } from './tasks.repository.ts';
+import { AgentParams, AgentTask, AgentTaskBatch, AgentTaskCreate, PauseState, TaskAttempt, TaskFilters, TaskParams, type TaskStatus } from './tasks.schemas.ts';
+import { cancelTask, createTasks, deleteTask, executeTask, pauseState, requireAgent, setPaused } from './tasks.service.ts';
 
 export interface TaskRouteOptions {
   defaultMaxAttempts: number;
@@ -19,10 +18,7 @@ const BASE = '/agents/:agentId/tasks';
 const read = { auth: { scope: 'organization', permission: 'tasks:read' } } as const;
 const write = { auth: { scope: 'organization', permission: 'tasks:write' } } as const;
 const create = { ...write, idempotent: true } as const;
-const SORT = { createdAt: 'created_at', updatedAt: 'updated_at', nextAttemptAt: 'next_attempt_at', targetNumber: 'target_number' };
-const ListQuery = listQuery(SORT, { status: Type.Optional(Type.String({ enum: [...TASK_STATUSES] })) }, 'createdAt,asc');
-const Paused = Envelope(Type.Object({ paused: Type.Boolean() }));
-const ATTEMPT_SORT = { attempt: 'attempt', startedAt: 'started_at' };
+const ListQuery = listQuery(TASK_SORT, TaskFilters, 'createdAt,asc');
 const AttemptsQuery = listQuery(ATTEMPT_SORT, {}, 'attempt,desc');
 
 export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (app, opts) => {
@@ -58,12 +54,9 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
     schema: { tags, summary: 'List agent tasks (filter by status)', params: AgentParams, querystring: ListQuery, response: responses(200, PageEnvelope(AgentTask)) },
   }, async (request) => {
     const { organizationId, agentId } = request.params;
-    const { status, ...page } = request.query as typeof request.query & { status?: string };
+    const { status, ...page } = request.query;
     await requireAgent(kysely, organizationId, agentId);
-    let query = kysely.selectFrom('agent_tasks').selectAll().where('organization_id', '=', organizationId).where('agent_id', '=', agentId);
-    if (status) query = query.where('status', '=', status);
-    const result = await fetchPage(query, page, SORT, () => readCounter(kysely, taskCounter(agentId, status)));
-    return pageBody(request, { ...result, items: result.items.map(toTask) });
+    return pageBody(request, await listTasks(kysely, organizationId, agentId, status as TaskStatus | undefined, page));
   });
 
   app.get(`${BASE}/:taskId`, {
@@ -84,13 +77,8 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
     },
   }, async (request) => {
     const { organizationId, agentId, taskId } = request.params;
-    const task = await findTask(kysely, organizationId, agentId, taskId);
-    if (!task) throw notFound('Agent task');
-    const query = kysely.selectFrom('agent_task_attempts').selectAll().where('task_id', '=', taskId);
-    // A task has at most maxAttempts (10) attempts: counting them costs nothing.
-    const count = () => query.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n));
-    const result = await fetchPage(query, request.query, ATTEMPT_SORT, count, { tiebreak: 'attempt' });
-    return pageBody(request, { ...result, items: result.items.map(toAttempt) });
+    if (!(await findTask(kysely, organizationId, agentId, taskId))) throw notFound('Agent task');
+    return pageBody(request, await listAttempts(kysely, taskId, request.query));
   });
 
   const action = (name: 'execute' | 'cancel', summary: string, run: typeof executeTask) =>
@@ -116,16 +104,21 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
     return envelope(request, null, 'Deleted');
   });
 
+  app.get(`${BASE}/pause`, {
+    config: read,
+    schema: { tags, params: AgentParams, response: responses(200, Envelope(PauseState)), summary: "Whether the agent's tasks are paused, and since when" },
+  }, async (request) => envelope(request, await pauseState(deps, request.params.organizationId, request.params.agentId)));
+
   for (const paused of [true, false]) {
     app.post(`${BASE}/${paused ? 'pause' : 'resume'}`, {
       config: write,
       schema: {
-        tags, params: AgentParams, response: responses(200, Paused),
+        tags, params: AgentParams, response: responses(200, Envelope(PauseState)),
         summary: paused ? "Pause all of an agent's tasks: nothing new starts; running calls finish" : "Resume an agent's tasks",
       },
     }, async (request) => {
       await setPaused(deps, request.params.organizationId, request.params.agentId, paused);
-      return envelope(request, { paused: await isPaused(kysely, request.params.agentId) });
+      return envelope(request, await pauseState(deps, request.params.organizationId, request.params.agentId));
     });
   }
 };

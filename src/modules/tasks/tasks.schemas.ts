@@ -17,8 +17,8 @@ export const AgentTask = Type.Object(
     agentId: Uuid,
     userValues: UserValues,
     targetNumber: Type.String({ description: 'E.164' }),
-    allowedHoursBegin: Type.Union([Type.Integer(), Type.Null()]),
-    allowedHours: Type.Union([Type.Integer(), Type.Null()]),
+    allowedHoursBegin: Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Null()]),
+    allowedHours: Type.Union([Type.Integer({ minimum: 1, maximum: 24 }), Type.Null()]),
     onlyWeekdays: Type.Boolean(),
     timezone: Type.Union([Type.String(), Type.Null()], { description: 'IANA zone of the window; null means UTC' }),
     status: Type.String({ enum: [...TASK_STATUSES] }),
@@ -39,8 +39,8 @@ export const AgentTaskCreate = Type.Object(
   {
     userValues: Type.Optional(UserValues),
     targetNumber: Type.String({ minLength: 1, maxLength: 40, description: 'E.164; spaces, dashes, dots and parentheses are stripped' }),
-    allowedHoursBegin: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: '0-23, start hour of the window (UTC unless timezone)' })),
-    allowedHours: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: '1-24, length of the window in hours' })),
+    allowedHoursBegin: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Null()], { description: '0-23, start hour of the window (UTC unless timezone); set with allowedHours, or neither' })),
+    allowedHours: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 24 }), Type.Null()], { description: '1-24, length of the window in hours; set with allowedHoursBegin, or neither' })),
     onlyWeekdays: Type.Optional(Type.Boolean({ default: false })),
     timezone: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Default 3' })),
@@ -58,6 +58,19 @@ export const AgentTaskBatch = Type.Object(
   { tasks: Type.Array(AgentTaskCreate, { minItems: 1, maxItems: MAX_BATCH }) },
   { additionalProperties: false, title: 'AgentTaskBatch' },
 );
+
+/** Whether an agent's tasks are paused (POST …/tasks/pause and …/resume answer it too). */
+export const PauseState = Type.Object(
+  {
+    paused: Type.Boolean({ description: 'true: no new task call starts for this agent' }),
+    pausedAt: Type.Union([DateTime, Type.Null()], { description: 'When the pause began; null when not paused' }),
+  },
+  { title: 'AgentTaskPauseState' },
+);
+export type PauseState = Static<typeof PauseState>;
+
+/** The filters of the task list. */
+export const TaskFilters = { status: Type.Optional(Type.String({ enum: [...TASK_STATUSES], description: 'Only tasks in this status' })) };
 
 export const AgentParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, agentId: Uuid });
 export const TaskParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, agentId: Uuid, taskId: Uuid });

@@ -1,11 +1,13 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../../clock.ts';
-import { bumpCounter } from '../../db/counters.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
-import { normalizeE164 } from './phone.ts';
-import { moveTask, taskCounter, findTask, windowOfRow } from './tasks.repository.ts';
-import type { AgentTaskCreate, TaskStatus } from './tasks.schemas.ts';
+import { checkNumber } from './phone.ts';
+import { findAssistant } from '../assistants/assistants.repository.ts';
+import {
+  deleteAgentTasks, deleteTaskRow, endOpenAttempts, findPause, findTask, hasTasksIn, insertTasks, moveTask, windowOfRow, writePause,
+} from './tasks.repository.ts';
+import type { AgentTaskCreate, PauseState, TaskStatus } from './tasks.schemas.ts';
 import { nextOpening, windowProblems, type TaskWindow } from './window.ts';
 
 export interface TaskDeps {
@@ -28,9 +30,8 @@ function windowOfBody(body: AgentTaskCreate): TaskWindow {
 
 function problemsOf(body: AgentTaskCreate, prefix: string): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  if (!normalizeE164(body.targetNumber)) {
-    problems.push({ path: `${prefix}targetNumber`, message: 'must be an E.164 number such as +4930123456 (spaces, dashes, dots and parentheses are ignored)' });
-  }
+  const target = checkNumber(body.targetNumber, 'dial');
+  if (target.problem) problems.push({ path: `${prefix}targetNumber`, message: target.problem });
   const window = windowOfBody(body);
   problems.push(...windowProblems(window).map((p) => ({ ...p, path: prefix + p.path })));
   if (JSON.stringify(body.userValues ?? {}).length > MAX_USER_VALUES) {
@@ -40,8 +41,7 @@ function problemsOf(body: AgentTaskCreate, prefix: string): ErrorDetail[] {
 }
 
 export async function requireAgent(db: Kysely<Database>, organizationId: string, agentId: string) {
-  const agent = await db.selectFrom('assistants').select('id').where('organization_id', '=', organizationId).where('kind', '=', 'agent').where('id', '=', agentId).executeTakeFirst();
-  if (!agent) throw notFound('Agent');
+  if (!(await findAssistant(db, 'agent', organizationId, agentId))) throw notFound('Agent');
 }
 
 /** Creates one task or a batch, all or nothing: one invalid item rejects the whole batch with per-item errors. */
@@ -60,7 +60,7 @@ export async function createTasks(deps: TaskDeps, organizationId: string, agentI
       agent_id: agentId,
       status,
       user_values: JSON.stringify(body.userValues ?? {}),
-      target_number: normalizeE164(body.targetNumber) as string,
+      target_number: checkNumber(body.targetNumber, 'dial').number as string,
       allowed_hours_begin: window.allowedHoursBegin,
       allowed_hours: window.allowedHours,
       only_weekdays: window.onlyWeekdays ? 1 : 0,
@@ -78,14 +78,7 @@ export async function createTasks(deps: TaskDeps, organizationId: string, agentI
       updated_at: at,
     };
   });
-  await deps.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += 200) await trx.insertInto('agent_tasks').values(rows.slice(i, i + 200)).execute();
-    await bumpCounter(trx, taskCounter(agentId), rows.length);
-    for (const status of ['PENDING', 'SCHEDULED'] as const) {
-      const n = rows.filter((r) => r.status === status).length;
-      if (n) await bumpCounter(trx, taskCounter(agentId, status), n);
-    }
-  });
+  await deps.db.transaction().execute((trx) => insertTasks(trx, agentId, rows));
   return rows;
 }
 
@@ -114,8 +107,7 @@ export async function cancelTask(deps: TaskDeps, organizationId: string, agentId
   const set = { next_attempt_at: null, lease_owner: null, lease_expires_at: null, completed_at: at };
   const moved = await deps.db.transaction().execute(async (trx) => {
     if (!(await moveTask(trx, row, from, { status: 'CANCELLED', set }, at))) return false;
-    await trx.updateTable('agent_task_attempts').set({ ended_at: at, outcome: 'cancelled', error: 'cancelled' })
-      .where('task_id', '=', taskId).where('ended_at', 'is', null).execute();
+    await endOpenAttempts(trx, taskId, at, 'cancelled');
     return true;
   });
   if (!moved) throw conflict('The task changed meanwhile; read it again');
@@ -126,28 +118,19 @@ export async function deleteTask(deps: TaskDeps, organizationId: string, agentId
   const row = await loadTask(deps, organizationId, agentId, taskId);
   if (row.status === 'IN_PROGRESS') throw conflict('The task is in progress; cancel it first');
   await deps.db.transaction().execute(async (trx) => {
-    const result = await trx.deleteFrom('agent_tasks').where('id', '=', taskId).where('status', '=', row.status).executeTakeFirst();
-    if (Number(result.numDeletedRows) !== 1) throw conflict('The task changed meanwhile; read it again');
-    await bumpCounter(trx, taskCounter(agentId), -1);
-    await bumpCounter(trx, taskCounter(agentId, row.status), -1);
+    if (!(await deleteTaskRow(trx, row))) throw conflict('The task changed meanwhile; read it again');
   });
 }
 
 export async function setPaused(deps: TaskDeps, organizationId: string, agentId: string, paused: boolean) {
   await requireAgent(deps.db, organizationId, agentId);
-  if (paused) {
-    await deps.db
-      .insertInto('agent_task_pauses')
-      .values({ agent_id: agentId, paused_at: deps.clock.now().toISOString() })
-      .onConflict((oc) => oc.column('agent_id').doNothing())
-      .execute();
-  } else {
-    await deps.db.deleteFrom('agent_task_pauses').where('agent_id', '=', agentId).execute();
-  }
+  await writePause(deps.db, agentId, paused ? deps.clock.now().toISOString() : null);
 }
 
-export async function isPaused(db: Kysely<Database>, agentId: string): Promise<boolean> {
-  return Boolean(await db.selectFrom('agent_task_pauses').select('agent_id').where('agent_id', '=', agentId).executeTakeFirst());
+export async function pauseState(deps: TaskDeps, organizationId: string, agentId: string): Promise<PauseState> {
+  await requireAgent(deps.db, organizationId, agentId);
+  const pause = await findPause(deps.db, agentId);
+  return { paused: Boolean(pause), pausedAt: pause?.paused_at ?? null };
 }
 
 /**
@@ -156,9 +139,7 @@ export async function isPaused(db: Kysely<Database>, agentId: string): Promise<b
  */
 export const unfinishedTasksGuard = async (trx: Transaction<Database>, kind: string, id: string): Promise<string | null> => {
   if (kind !== 'agent') return null;
-  const open = await trx.selectFrom('agent_tasks').select('status').where('agent_id', '=', id).where('status', 'in', UNFINISHED).executeTakeFirst();
-  if (open) return 'The agent still has unfinished tasks (PENDING, SCHEDULED or IN_PROGRESS); cancel or delete them first';
-  await trx.deleteFrom('agent_tasks').where('agent_id', '=', id).execute();
-  await trx.deleteFrom('counters').where('key', 'like', `${taskCounter(id)}%`).execute();
+  if (await hasTasksIn(trx, id, UNFINISHED)) return 'The agent still has unfinished tasks (PENDING, SCHEDULED or IN_PROGRESS); cancel or delete them first';
+  await deleteAgentTasks(trx, id);
   return null;
 };

@@ -1,4 +1,4 @@
-export const RESOURCES = ['assistants', 'agents', 'tasks', 'strategies', 'sip', 'calls', 'organizations', 'tokens'] as const;
+export const RESOURCES = ['assistants', 'agents', 'tasks', 'strategies', 'sip', 'providers', 'calls', 'organizations', 'tokens'] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Permission = `${Resource}:${'read' | 'write'}`;
 

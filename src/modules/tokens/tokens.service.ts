@@ -1,11 +1,10 @@
 import type { Clock } from '../../clock.ts';
-import type { Principal } from '../../http/auth.ts';
+import { narrowedTo, type Principal } from '../../http/auth.ts';
 import { bumpAuthEpoch } from '../../http/auth-cache.ts';
-import { badRequest, forbidden } from '../../http/errors.ts';
+import { badRequest, forbidden, notFound } from '../../http/errors.ts';
 import type { Db } from '../../db/database.ts';
-import { bumpCounter } from '../../db/counters.ts';
 import { ROLES, type Permission, type Role } from './permissions.ts';
-import { tokenCounters, toApiToken } from './tokens.repository.ts';
+import { findToken, insertToken, organizationOfVendor, revokeTokenTree, toApiToken } from './tokens.repository.ts';
 import type { ApiTokenCreate } from './tokens.schemas.ts';
 import { generateToken } from './token-secret.ts';
 
@@ -42,9 +41,7 @@ export async function createToken(db: Db, clock: Clock, creator: Principal | nul
     }
   }
   if (organizationId) {
-    const org = await db.kysely.selectFrom('organizations').select('id')
-      .where('id', '=', organizationId).where('vendor_id', '=', input.vendorId).executeTakeFirst();
-    if (!org) throw badRequest('Unknown organization', [{ path: 'organizationId', message: 'is not an organization of this vendor' }]);
+    if (!(await organizationOfVendor(db.kysely, input.vendorId, organizationId))) throw badRequest('Unknown organization', [{ path: 'organizationId', message: 'is not an organization of this vendor' }]);
   }
   const secret = generateToken();
   const at = new Date(now).toISOString();
@@ -63,27 +60,24 @@ export async function createToken(db: Db, clock: Clock, creator: Principal | nul
     revoked_at: null,
     created_by: creator?.kind === 'token' ? creator.tokenId : null,
   };
-  const counters = tokenCounters(input.vendorId, organizationId);
-  await db.kysely.transaction().execute(async (trx) => {
-    await trx.insertInto('api_tokens').values(row).execute();
-    await bumpCounter(trx, counters.vendor, 1);
-    if (organizationId) await bumpCounter(trx, counters.organization, 1);
-  });
+  await db.kysely.transaction().execute((trx) => insertToken(trx, row));
   return { ...toApiToken(row), token: secret.value };
 }
 
-/** Revokes a token and, down the line, every token it minted (and they minted), in one transaction. */
-export async function revokeToken(db: Db, clock: Clock, tokenId: string): Promise<void> {
+
+/** One token, as the caller may see it: an organization token sees only its organization's tokens. */
+export async function getToken(db: Db, principal: Principal | null, vendorId: string, tokenId: string) {
+  const row = await findToken(db.kysely, vendorId, tokenId, narrowedTo(principal));
+  if (!row) throw notFound('API token');
+  return toApiToken(row);
+}
+
+/** Revokes a token the caller may see and, down the line, every token it minted, in one transaction. */
+export async function revokeToken(db: Db, clock: Clock, principal: Principal | null, vendorId: string, tokenId: string): Promise<void> {
+  await getToken(db, principal, vendorId, tokenId);
   const at = clock.now().toISOString();
   await db.kysely.transaction().execute(async (trx) => {
-    let wave = [tokenId];
-    const seen = new Set<string>();
-    while (wave.length) {
-      wave.forEach((id) => seen.add(id));
-      await trx.updateTable('api_tokens').set({ revoked_at: at, updated_at: at }).where('id', 'in', wave).where('revoked_at', 'is', null).execute();
-      const children = await trx.selectFrom('api_tokens').select('id').where('created_by', 'in', wave).execute();
-      wave = children.map((c) => c.id).filter((id) => !seen.has(id));
-    }
+    await revokeTokenTree(trx, tokenId, at);
     await bumpAuthEpoch(trx);
   });
 }

@@ -3,6 +3,12 @@ import { WebSocket } from 'ws';
 
 export interface CallClient {
   frames: any[];
+  /** performance.now() when each frame arrived, in the same order. */
+  frameTimes: number[];
+  /** Binary messages (a voice call's audio), with when each arrived. */
+  audio: { at: number; bytes: Buffer }[];
+  /** Sends audio bytes as one binary message. */
+  sendAudio(bytes: Buffer): void;
   send(frame: unknown): void;
   sendRaw(text: string): void;
   /** The next frame (from where the last wait stopped) that matches. */
@@ -16,10 +22,17 @@ export function connect(url: string): Promise<CallClient> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url);
     const frames: any[] = [];
+    const frameTimes: number[] = [];
+    const audio: { at: number; bytes: Buffer }[] = [];
     let cursor = 0;
     const waiters = new Set<() => void>();
-    socket.on('message', (data) => {
-      frames.push(JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : ''));
+    socket.on('message', (data, isBinary) => {
+      const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
+      if (isBinary) audio.push({ at: performance.now(), bytes });
+      else {
+        frames.push(JSON.parse(bytes.toString('utf8')));
+        frameTimes.push(performance.now());
+      }
       for (const wake of [...waiters]) wake();
     });
     const closed = new Promise<{ code: number }>((done) => socket.on('close', (code) => {
@@ -30,6 +43,9 @@ export function connect(url: string): Promise<CallClient> {
     socket.on('error', (err) => reject(err));
     socket.on('open', () => resolve({
       frames,
+      frameTimes,
+      audio,
+      sendAudio: (bytes) => socket.send(bytes, { binary: true }),
       closed,
       send: (frame) => socket.send(JSON.stringify(frame)),
       sendRaw: (text) => socket.send(text),

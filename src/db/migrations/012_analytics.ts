@@ -9,8 +9,8 @@ import type { Migration } from '../migrate.ts';
  *   order with their latency, so a year of a busy organization is read without its transcripts.
  *   Tool calls keep using call_entries_org_at (008): their `ok` is inside the JSON detail.
  */
-export const m010Analytics: Migration = {
-  name: '010_analytics',
+export const m012Analytics: Migration = {
+  name: '012_analytics',
   async up(db) {
     await db.schema.createIndex('conclusions_org_created').on('conclusions').columns(['organization_id', 'created_at', 'outcome']).execute();
     await db.schema

@@ -1,0 +1,108 @@
+import type { Pacer } from '../../voice/pacer.ts';
+import type { SttSession } from '../../voice/stt/stt.ts';
+import type { TtsSession } from '../../voice/tts/index.ts';
+import type { Vad } from '../../voice/vad.ts';
+import type { CallFailure } from '../record.ts';
+import type { AudioLink } from './link.ts';
+import { Listener } from './listener.ts';
+import { Speaker } from './speaker.ts';
+import type { CallVoice, VoiceHost } from './voice.ts';
+
+/** How long an apology may take before the call ends anyway. */
+const APOLOGY_MS = 10_000;
+
+export interface PipelineParts {
+  link: AudioLink;
+  pacer: Pacer;
+  tts: { session: TtsSession; provider: string };
+  stt: { session: SttSession; provider: string };
+  vad: Vad;
+  /** A local voice (eSpeak) for the apology when the TTS provider is what failed. */
+  fallbackTts(): Promise<TtsSession>;
+}
+
+/** A provider's failure as the record keeps it: which provider, its status, its words (never a key). */
+export function providerFailure(source: string, error: unknown): CallFailure {
+  const { statusCode, message } = (error ?? {}) as { statusCode?: unknown; message?: unknown };
+  return {
+    source,
+    statusCode: typeof statusCode === 'number' ? statusCode : null,
+    message: typeof message === 'string' && message ? message.slice(0, 300) : 'the provider failed',
+  };
+}
+
+/**
+ * The text_to_speech pipeline of a voice call: the caller's audio → VAD → speech-to-text → the
+ * session's LLM turn → text-to-speech → the caller, with barge-in. The session drives what is
+ * said; the pipeline tells it what the caller said and what the caller heard.
+ */
+export class VoicePipeline implements CallVoice {
+  private speaker: Speaker;
+  private readonly listener: Listener;
+  private readonly opened: TtsSession[] = [];
+
+  constructor(private readonly parts: PipelineParts, private readonly host: VoiceHost) {
+    this.speaker = new Speaker(parts.link, parts.pacer, parts.tts.session, {
+      firstAudio: (id, at) => host.firstAudio(id, at),
+      spoken: (id, heard, interrupted) => host.spoken(id, heard, interrupted),
+      failed: (error) => host.failed(providerFailure(`tts:${parts.tts.provider}`, error)),
+    });
+    this.listener = new Listener(parts.link, parts.vad, parts.stt.session, {
+      speechStarted: () => host.speechStarted(),
+      interim: (text) => host.frame({ type: 'user_transcript', text, final: false }),
+      utterance: (text, endedAt) => host.userSaid(text, endedAt),
+      failed: (error) => host.failed(providerFailure(`stt:${parts.stt.provider}`, error)),
+    });
+  }
+
+  get speaking(): boolean {
+    return this.speaker.speaking;
+  }
+
+  begin(id: string) {
+    return this.speaker.begin(id);
+  }
+
+  say(id: string, text: string): void {
+    this.speaker.say(id, text);
+  }
+
+  interrupt(): void {
+    this.speaker.interrupt();
+    this.parts.link.flushPeer();
+  }
+
+  /** Stops listening and speaking, then says `text` (in the local voice when the TTS provider is what failed). */
+  async apologize(text: string, failure: CallFailure): Promise<void> {
+    this.listener.close();
+    this.speaker.interrupt();
+    this.speaker.close();
+    let session = this.parts.tts.session;
+    if (failure.source.startsWith('tts:')) {
+      session = await this.parts.fallbackTts();
+      this.opened.push(session);
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, APOLOGY_MS);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.speaker = new Speaker(this.parts.link, this.parts.pacer, session, {
+        firstAudio: () => {},
+        spoken: (id, heard, interrupted) => {
+          this.host.spoken(id, heard, interrupted);
+          done();
+        },
+        failed: done, // the apology itself failed: nothing more can be said
+      });
+      this.speaker.say('apology', text);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.listener.close();
+    this.speaker.close();
+    await Promise.all([this.parts.tts.session.close(), this.parts.stt.session.close(), ...this.opened.map((s) => s.close())]);
+  }
+}

@@ -1,0 +1,106 @@
+import type { Context } from '../../context.ts';
+import { EgressError } from '../../egress/client.ts';
+import { guardConnection } from '../../egress/connect-guard.ts';
+import { resolveProviderAccess } from '../providers/providers.service.ts';
+import type { ProviderAccess, VoicePlan } from '../../calls/voice/plan.ts';
+import type { CallFailure } from '../../calls/record.ts';
+import type { AudioFormat, Encoding } from '../../voice/audio/format.ts';
+import { DEEPGRAM_BASE_URL } from '../../voice/stt/deepgram.ts';
+import type { SttProviderName } from '../../voice/stt/stt.ts';
+import { DEFAULT_TTS_BASE_URLS, type TtsProviderName } from '../../voice/tts/index.ts';
+import { vadSettings } from '../../voice/vad.ts';
+import type { Strategy } from '../strategies/strategies.schemas.ts';
+
+/** Providers that need a key (eSpeak is local and needs none). */
+export type KeyedProvider = 'openai' | 'elevenlabs' | 'deepgram' | 'cartesia';
+
+/**
+ * Where an organization's calls reach a provider, and with which key; null when it has no key
+ * to use; `refused` when the organization's base URL is one the egress policy refuses.
+ */
+export type ResolveAccess = (organizationId: string, provider: KeyedProvider) => Promise<ProviderAccess | { refused: string } | null>;
+
+const SPEAKING: readonly string[] = ['elevenlabs', 'openai', 'cartesia', 'espeak'] satisfies TtsProviderName[];
+const DEFAULT_OPENAI = 'https://api.openai.com/v1';
+export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
+
+/** The organization's provider credential first, then the platform's (resolveProviderAccess), with the public default base URL. */
+export function organizationAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config' | 'egress'>): ResolveAccess {
+  const fallback: Record<KeyedProvider, string> = {
+    openai: DEFAULT_OPENAI, elevenlabs: DEFAULT_TTS_BASE_URLS.elevenlabs, deepgram: DEEPGRAM_BASE_URL, cartesia: DEFAULT_TTS_BASE_URLS.cartesia,
+  };
+  return async (organizationId, provider) => {
+    const access = await resolveProviderAccess(ctx, organizationId, provider);
+    if (!access) return null;
+    const baseUrl = access.baseUrl ?? fallback[provider];
+    if (!access.egressChecked) return { apiKey: access.apiKey, baseUrl };
+    try {
+      // A tenant's base URL: judged now when it is an address, and at every connection's DNS lookup when it is a name.
+      return { apiKey: access.apiKey, baseUrl, lookup: guardConnection(baseUrl, ctx.egress.allow).lookup };
+    } catch (error) {
+      return { refused: error instanceof EgressError ? error.message : 'refused by the egress policy' };
+    }
+  };
+}
+
+const ENV_KEY: Record<KeyedProvider, string> = { openai: 'OPENAI_API_KEY', elevenlabs: 'ELEVENLABS_API_KEY', deepgram: 'DEEPGRAM_API_KEY', cartesia: 'CARTESIA_API_KEY' };
+
+const noKey = (source: string, provider: KeyedProvider) => ({
+  source, statusCode: null,
+  message: `no ${provider} key: add a ${provider} provider credential to the organization, or set ${ENV_KEY[provider]}`,
+});
+
+/** The access to use, or why there is none (the call fails at start with this failure). */
+async function accessFor(resolve: ResolveAccess, organizationId: string, provider: KeyedProvider, source: string): Promise<ProviderAccess | CallFailure> {
+  const access = await resolve(organizationId, provider);
+  if (!access) return noKey(source, provider);
+  if ('refused' in access) return { source, statusCode: null, message: `the ${provider} credential's baseUrl: ${access.refused}` };
+  return access;
+}
+
+const isFailure = (value: ProviderAccess | CallFailure): value is CallFailure => 'source' in value;
+
+/**
+ * How a voice call runs, from its strategy (type, voice, vad, transcriber) and the keys its
+ * organization may use. A plan that cannot work is `unusable` with the reason, so the call
+ * fails at start with a clear error frame and record.
+ */
+export async function voicePlanFor(
+  strategy: { type: string; parameters: Strategy['parameters'] } | null,
+  audio: { encoding: string; sampleRate: number },
+  organizationId: string,
+  resolve: ResolveAccess,
+): Promise<VoicePlan> {
+  const format: AudioFormat = { encoding: audio.encoding as Encoding, sampleRate: audio.sampleRate };
+  const parameters = strategy?.parameters ?? {};
+  const vad = vadSettings(parameters.vad ?? {});
+  const { provider: voiceProvider, ...voiceFields } = parameters.voice ?? {};
+  const voice = { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) };
+  if (strategy?.type === 'speech_to_speech') {
+    const access = await accessFor(resolve, organizationId, 'openai', 'realtime');
+    if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
+    return {
+      kind: 'realtime', audio: format, vad, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      ...(parameters.transcriber?.provider === 'openai' && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
+      ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
+    };
+  }
+  const ttsProvider = voiceProvider ?? 'espeak';
+  if (!SPEAKING.includes(ttsProvider)) {
+    return { kind: 'unusable', audio: format, failure: { source: `tts:${ttsProvider}`, statusCode: null, message: `Parley cannot speak with ${ttsProvider} yet; choose ${SPEAKING.join(', ')}` } };
+  }
+  const ttsAccess = ttsProvider === 'espeak' ? { apiKey: null, baseUrl: '' } : await accessFor(resolve, organizationId, ttsProvider as KeyedProvider, `tts:${ttsProvider}`);
+  if (isFailure(ttsAccess)) return { kind: 'unusable', audio: format, failure: ttsAccess };
+  const sttProvider: SttProviderName = parameters.transcriber?.provider === 'deepgram' ? 'deepgram' : 'openai';
+  const sttAccess = await accessFor(resolve, organizationId, sttProvider, `stt:${sttProvider}`);
+  if (isFailure(sttAccess)) return { kind: 'unusable', audio: format, failure: sttAccess };
+  return {
+    kind: 'pipeline', audio: format, vad,
+    tts: { provider: ttsProvider as TtsProviderName, access: ttsAccess, voice },
+    stt: {
+      provider: sttProvider, access: sttAccess,
+      ...(parameters.transcriber?.model ? { model: parameters.transcriber.model } : {}),
+      ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import type { Timestamp } from '../../db/schema.ts';
+
+export interface ProviderCredentialTable {
+  id: string;
+  organization_id: string;
+  /** elevenlabs, deepgram, cartesia, openai or twilio; unique per organization. */
+  provider: string;
+  /** Sealed with the secret box (`enc:v1:…`); opened only to call the provider or check its signatures. */
+  api_key_sealed: string;
+  base_url: string | null;
+  /** Twilio's Account SID, for twilio credentials that name it. */
+  account_sid: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../db/schema.ts' {
+  interface Database {
+    provider_credentials: ProviderCredentialTable;
+  }
+}

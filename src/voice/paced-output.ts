@@ -1,0 +1,109 @@
+import { FrameQueue } from './frame-queue.ts';
+import type { ClearReport, PacedOutput, PacedOutputOptions, Pacer } from './pacer.ts';
+
+interface TagState {
+  sent: number;
+  queued: number;
+  ended: boolean;
+}
+
+/** One call's queue of outgoing frames, pumped by the process's Pacer on every tick. */
+export class Output<F> implements PacedOutput<F> {
+  private readonly queue = new FrameQueue<F>();
+  private readonly tags = new Map<string, TagState>();
+  private readonly lead: number;
+  /** The grid tick at which the next frame sent starts playing at the peer. */
+  private playhead = -Infinity;
+  /** The grid tick the current run of continuous audio started at. */
+  private runStart = -Infinity;
+  private closed = false;
+
+  constructor(private readonly pacer: Pacer, private readonly options: PacedOutputOptions<F>, private readonly onClose: (output: Output<F>) => void) {
+    this.lead = Math.max(0, Math.floor(options.lead ?? 0));
+  }
+
+  get queuedFrames(): number {
+    return this.queue.length;
+  }
+
+  enqueue(frame: F, tag?: string): void {
+    if (this.closed) return;
+    this.queue.push(frame, tag, this.pacer.now());
+    if (tag !== undefined) this.tag(tag).queued++;
+  }
+
+  end(tag: string): void {
+    const state = this.tags.get(tag);
+    if (!state) return; // nothing of it was queued, or it was already played or cut
+    state.ended = true;
+    if (state.queued === 0) this.played(tag, state);
+  }
+
+  clear(): ClearReport {
+    const now = this.pacer.now();
+    const cut = [...this.tags].map(([tag, state]) => ({ tag, sentMs: state.sent * this.pacer.frameMs, droppedMs: state.queued * this.pacer.frameMs }));
+    const aheadMs = Math.max(0, this.pacer.timeOf(this.playhead) - now);
+    this.queue.clear();
+    this.tags.clear();
+    this.playhead = -Infinity;
+    return { cut, aheadMs };
+  }
+
+  playedMs(tag: string): number {
+    return (this.tags.get(tag)?.sent ?? 0) * this.pacer.frameMs;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.clear();
+    this.tags.clear();
+    this.onClose(this);
+  }
+
+  /** Sends every frame due by grid tick `tick`; `now` is when that actually happens. */
+  pump(tick: number, now: number): void {
+    while (this.queue.length > 0) {
+      const available = this.pacer.tickAtOrAfter(this.queue.firstQueuedAt());
+      if (this.playhead < available) {
+        // The peer ran out before this frame was queued: a new run starts when it arrived.
+        this.playhead = available;
+        this.runStart = available;
+      }
+      const due = Math.max(this.playhead - this.lead, this.runStart);
+      if (due > tick) return;
+      const tag = this.queue.firstTag();
+      const frame = this.queue.shift();
+      try {
+        this.options.send(frame);
+      } catch (error) {
+        this.options.onSendError?.(error);
+      }
+      this.pacer.recordLateness(now - this.pacer.timeOf(due));
+      this.playhead++;
+      if (tag !== undefined) this.sent(tag);
+    }
+  }
+
+  private tag(tag: string): TagState {
+    let state = this.tags.get(tag);
+    if (!state) {
+      state = { sent: 0, queued: 0, ended: false };
+      this.tags.set(tag, state);
+    }
+    return state;
+  }
+
+  private sent(tag: string): void {
+    const state = this.tags.get(tag);
+    if (!state) return;
+    state.sent++;
+    state.queued--;
+    if (state.ended && state.queued === 0) this.played(tag, state);
+  }
+
+  private played(tag: string, state: TagState): void {
+    this.tags.delete(tag);
+    this.options.onPlayed?.(tag, state.sent * this.pacer.frameMs);
+  }
+}

@@ -1,0 +1,52 @@
+import type { LookupFunction } from 'node:net';
+/** Speech-to-text behind one small interface; one file per provider beside this one. */
+
+export type SttProviderName = 'deepgram' | 'openai';
+
+export interface SttOptions {
+  /** null for servers that take no key (self-hosted Whisper); then no credential header is sent. */
+  apiKey: string | null;
+  baseUrl: string;
+  model?: string;
+  language?: string;
+  /** The call's signal: when it aborts, the session closes itself. */
+  signal: AbortSignal;
+  /** Resolves the provider's host when its base URL came from a tenant (the egress policy judges each address). */
+  lookup?: LookupFunction | undefined;
+}
+
+export interface SttSession {
+  /** Audio of the current utterance (from speech_start on), PCM16 mono at 16 kHz. */
+  write(pcm16k: Int16Array): void;
+  /** The VAD said the utterance ended: its final text ('' if none). Rejects with SttError. */
+  endUtterance(): Promise<string>;
+  /** The utterance's text so far, when the provider gives interim hypotheses. */
+  onInterim?: (text: string) => void;
+  /** Idempotent; leaves no socket or timer behind. */
+  close(): Promise<void>;
+}
+
+export interface SttProvider {
+  readonly name: SttProviderName;
+  open(options: SttOptions): Promise<SttSession>;
+}
+
+/**
+ * A provider refused or failed. The message never holds a key: providers' own error texts can
+ * echo part of it, so only status codes, close codes and short error codes are kept.
+ */
+export class SttError extends Error {
+  override readonly name = 'SttError';
+  constructor(
+    readonly provider: SttProviderName,
+    message: string,
+    readonly statusCode?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A short machine code from a provider's error (`invalid_api_key`, `NET-0001`), or nothing. */
+export function errorCode(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
+}

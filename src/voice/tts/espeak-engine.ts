@@ -1,0 +1,154 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * eSpeak NG compiled to WebAssembly (`@echogarden/espeak-ng-emscripten`), loaded once per
+ * process on a worker thread. Synthesis is synchronous inside the module and costs about
+ * 100 ms per sentence once warm (over a second while cold): on the main thread that would stall
+ * every call's 20 ms audio clock, so it runs beside it, and chunks come back as they are made.
+ * Sentences are spoken one at a time, in order (eSpeak is not re-entrant).
+ */
+export interface EspeakRequest {
+  text: string;
+  /** An eSpeak voice: `en`, `en-us`, `de`, … */
+  voice: string;
+  wordsPerMinute: number;
+}
+
+export interface EspeakSink {
+  chunk(pcm: Int16Array): void;
+  end(): void;
+  fail(message: string): void;
+}
+
+export interface EspeakEngine {
+  readonly sampleRate: number;
+  /** Queues one sentence; the returned function stops it (or drops it if not yet started). */
+  speak(request: EspeakRequest, sink: EspeakSink): () => void;
+  /** Stops the worker. Sentences still queued fail. */
+  close(): Promise<void>;
+}
+
+type FromWorker =
+  | { kind: 'ready'; sampleRate: number }
+  | { kind: 'load-failed'; message: string }
+  | { kind: 'chunk'; id: number; pcm: Int16Array }
+  | { kind: 'end'; id: number }
+  | { kind: 'fail'; id: number; message: string };
+
+// Runs as a CommonJS eval worker, so it needs no file of its own next to compiled or tsx-run
+// sources. Each job carries a shared flag the main thread sets to stop it: the synthesis
+// callback returns 1 to make eSpeak stop where it is.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+(async () => {
+  let engine;
+  try {
+    const { default: load } = await import(workerData.moduleUrl);
+    const module = await load();
+    engine = new module.eSpeakNGWorker();
+    parentPort.postMessage({ kind: 'ready', sampleRate: engine.get_samplerate() });
+  } catch (error) {
+    parentPort.postMessage({ kind: 'load-failed', message: String(error && error.message || error) });
+    return;
+  }
+  parentPort.on('message', (job) => {
+    const stop = new Int32Array(job.stop);
+    if (Atomics.load(stop, 0) === 1) return parentPort.postMessage({ kind: 'end', id: job.id });
+    if (engine.set_voice(job.voice) !== 0) return parentPort.postMessage({ kind: 'fail', id: job.id, message: 'unknown espeak voice ' + JSON.stringify(job.voice) });
+    engine.set_rate(job.wordsPerMinute);
+    try {
+      engine.synthesize(job.text, (samples) => {
+        if (Atomics.load(stop, 0) === 1) return 1;
+        if (samples && samples.length > 0) {
+          const pcm = Int16Array.from(samples);
+          parentPort.postMessage({ kind: 'chunk', id: job.id, pcm }, [pcm.buffer]);
+        }
+        return 0;
+      });
+      parentPort.postMessage({ kind: 'end', id: job.id });
+    } catch (error) {
+      parentPort.postMessage({ kind: 'fail', id: job.id, message: String(error && error.message || error) });
+    }
+  });
+})();
+`;
+
+export async function loadEspeakEngine(): Promise<EspeakEngine> {
+  const moduleUrl = import.meta.resolve('@echogarden/espeak-ng-emscripten');
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl } });
+  const sampleRate = await new Promise<number>((resolve, reject) => {
+    const onMessage = (message: FromWorker) => {
+      worker.off('error', onError);
+      if (message.kind === 'ready') resolve(message.sampleRate);
+      else reject(new Error(`espeak failed to load: ${message.kind === 'load-failed' ? message.message : message.kind}`));
+    };
+    const onError = (error: Error) => {
+      worker.off('message', onMessage);
+      reject(error);
+    };
+    worker.once('message', onMessage);
+    worker.once('error', onError);
+  }).catch(async (error: unknown) => {
+    await worker.terminate();
+    throw error;
+  });
+  return new WorkerEspeakEngine(worker, sampleRate);
+}
+
+class WorkerEspeakEngine implements EspeakEngine {
+  private readonly sinks = new Map<number, EspeakSink>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly worker: Worker, readonly sampleRate: number) {
+    // An idle engine must not keep the process alive; it is referenced while it has work.
+    worker.unref();
+    worker.on('message', (message: FromWorker) => this.receive(message));
+    worker.on('error', (error) => this.failAll(`espeak worker failed: ${error.message}`));
+    worker.on('exit', () => this.failAll('espeak worker stopped'));
+  }
+
+  speak(request: EspeakRequest, sink: EspeakSink): () => void {
+    if (this.closed) {
+      sink.fail('espeak engine closed');
+      return () => {};
+    }
+    const id = this.nextId++;
+    const stop = new SharedArrayBuffer(4);
+    this.sinks.set(id, sink);
+    if (this.sinks.size === 1) this.worker.ref();
+    this.worker.postMessage({ id, stop, ...request });
+    return () => {
+      Atomics.store(new Int32Array(stop), 0, 1);
+      this.forget(id);
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.worker.terminate();
+  }
+
+  private receive(message: FromWorker): void {
+    if (message.kind === 'ready' || message.kind === 'load-failed') return;
+    const sink = this.sinks.get(message.id);
+    if (!sink) return; // a stopped sentence's last chunk
+    if (message.kind === 'chunk') sink.chunk(message.pcm);
+    else {
+      this.forget(message.id);
+      if (message.kind === 'end') sink.end();
+      else sink.fail(message.message);
+    }
+  }
+
+  private forget(id: number): void {
+    if (this.sinks.delete(id) && this.sinks.size === 0) this.worker.unref();
+  }
+
+  private failAll(message: string): void {
+    const sinks = [...this.sinks.values()];
+    this.sinks.clear();
+    for (const sink of sinks) sink.fail(message);
+  }
+}

@@ -1,0 +1,210 @@
+// RtpSession against raw UDP sockets playing the far end, so every byte on the wire is seen.
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { buildDtmfPayload, dtmfPackets } from '../../src/sip/rtp/dtmf.ts';
+import { buildRtp, parseRtp } from '../../src/sip/rtp/packet.ts';
+import type { RtpPacketView } from '../../src/sip/rtp/packet.ts';
+import { RtpPortPool } from '../../src/sip/rtp/ports.ts';
+import { buildBye, buildReport, parseRtcp } from '../../src/sip/rtp/rtcp.ts';
+import { RtpSession } from '../../src/sip/rtp/session.ts';
+import type { RtpRemote } from '../../src/sip/rtp/session.ts';
+import { next, within } from '../helpers/sip-media.ts';
+
+interface Far {
+  sock: dgram.Socket;
+  port: number;
+  got: Buffer[];
+  wait(count: number): Promise<Buffer[]>;
+}
+
+async function far(): Promise<Far> {
+  const sock = dgram.createSocket('udp4');
+  const got: Buffer[] = [];
+  const waiters = new Set<() => void>();
+  sock.on('message', (buf) => {
+    got.push(buf);
+    for (const w of [...waiters]) w();
+  });
+  await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
+  return {
+    sock,
+    port: sock.address().port,
+    got,
+    wait: (count) => within(new Promise<Buffer[]>((resolve) => {
+      const check = (): void => {
+        if (got.length >= count) {
+          waiters.delete(check);
+          resolve(got.slice(0, count));
+        }
+      };
+      waiters.add(check);
+      check();
+    }), 5000, `${count} datagrams`),
+  };
+}
+
+const rtp = (seq: number, ts: number, payload: Buffer, pt = 0, ssrc = 0xabc): Buffer => buildRtp({ payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc, marker: false }, payload);
+
+describe('RTP session', () => {
+  const pool = new RtpPortPool({ min: 20400, max: 20449 }, '127.0.0.1');
+  const socks: dgram.Socket[] = [];
+  let session: RtpSession;
+  let peer: Far;
+  let peerRtcp: Far;
+  const remote = (over: Partial<RtpRemote> = {}): RtpRemote => ({ remoteAddress: '127.0.0.1', remotePort: peer.port, remoteRtcpPort: peerRtcp.port, codec: 'PCMU', payloadType: 0, dtmfPayloadType: 101, ...over });
+
+  beforeEach(async () => {
+    peer = await far();
+    peerRtcp = await far();
+    socks.push(peer.sock, peerRtcp.sock);
+    session = await RtpSession.open({ pool, rtcpIntervalMs: 60_000, jitterDepthMs: 40 });
+  });
+  afterEach(() => {
+    session.close();
+    for (const s of socks.splice(0)) s.close();
+  });
+  after(async () => {
+    await within((async () => {
+      while (pool.inUse > 0) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, 'every port back in the pool');
+  });
+
+  it('numbers frames: sequence +1, timestamp +160, marker on the first, one SSRC', async () => {
+    session.setRemote(remote());
+    for (let i = 0; i < 3; i++) assert.equal(session.send(Buffer.alloc(160, i)), true);
+    const packets = (await peer.wait(3)).map(parseRtp);
+    const [a, b, c] = packets as [RtpPacketView, RtpPacketView, RtpPacketView];
+    assert.deepEqual([b.sequenceNumber - a.sequenceNumber, (c.sequenceNumber - b.sequenceNumber) & 0xffff], [1, 1]);
+    assert.deepEqual([(b.timestamp - a.timestamp) >>> 0, (c.timestamp - b.timestamp) >>> 0], [160, 160]);
+    assert.deepEqual(packets.map((p) => p.marker), [true, false, false]);
+    assert.ok(packets.every((p) => p.ssrc === session.ssrc && p.payloadType === 0));
+    assert.equal(session.nextTimestamp, (a.timestamp + 480) >>> 0);
+  });
+
+  it('plays received frames in order at 20 ms, with silence for a lost one', async () => {
+    session.setRemote(remote());
+    const frames: number[] = [];
+    session.on('audio', (f) => frames.push(f.concealed ? -1 : f.payload[0] ?? 0));
+    for (const i of [0, 2, 1, 4, 5, 6]) peer.sock.send(rtp(100 + i, 8000 + i * 160, Buffer.alloc(160, i + 1)), session.localPort, '127.0.0.1');
+    await within((async () => {
+      while (frames.length < 7) await next(session, 'audio');
+    })(), 5000, 'seven frames');
+    assert.deepEqual(frames.slice(0, 7), [1, 2, 3, -1, 5, 6, 7]);
+    assert.equal(session.stats().packetsLost, 1);
+  });
+
+  it('latches onto where packets come from, and a stray source cannot take over', async () => {
+    const silent = await far();
+    socks.push(silent.sock);
+    const stray = await far();
+    socks.push(stray.sock);
+    session.setRemote(remote({ remotePort: silent.port })); // the SDP names a port nobody sends from
+    peer.sock.send(rtp(1, 160, Buffer.alloc(160, 9)), session.localPort, '127.0.0.1');
+    await within((async () => {
+      while (session.stats().packetsReceived < 1) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, 'first packet');
+    session.send(Buffer.alloc(160));
+    await peer.wait(1);
+    stray.sock.send(rtp(50, 99_000, Buffer.alloc(160), 0, 0x999), session.localPort, '127.0.0.1');
+    await within((async () => {
+      while (session.stats().dropped.foreignSource < 1) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, 'stray packet');
+    session.send(Buffer.alloc(160));
+    await peer.wait(2);
+    assert.deepEqual([silent.got.length, stray.got.length], [0, 0]);
+  });
+
+  it('sends and takes nothing from an address the policy refuses, and nothing while on hold', async () => {
+    const strict = await RtpSession.open({ pool, allowAddress: () => false });
+    try {
+      strict.setRemote(remote());
+      assert.equal(strict.send(Buffer.alloc(160)), false);
+      peer.sock.send(rtp(1, 160, Buffer.alloc(160)), strict.localPort, '127.0.0.1');
+      await within((async () => {
+        while (strict.stats().dropped.refusedAddress < 2) await new Promise((r) => setTimeout(r, 5));
+      })(), 5000, 'refusal');
+      assert.equal(strict.stats().packetsReceived, 0);
+    } finally {
+      strict.close();
+    }
+    session.setRemote(remote({ direction: 'recvonly' }));
+    assert.equal(session.send(Buffer.alloc(160)), false, 'the far end put us on hold');
+  });
+
+  it('sends a key press as RFC 4733 events while holding audio back', async () => {
+    session.setRemote(remote());
+    session.send(Buffer.alloc(160));
+    const done = session.sendDtmf('7', { durationMs: 60 });
+    assert.equal(session.send(Buffer.alloc(160)), false, 'no audio during the event');
+    await done;
+    const events = (await peer.wait(1 + 2 + 3)).slice(1).map(parseRtp);
+    assert.ok(events.every((p) => p.payloadType === 101 && p.timestamp === events[0]?.timestamp));
+    assert.deepEqual(events.map((p) => [p.marker, p.payload[0], (p.payload[1] ?? 0) >> 7]), [[true, 7, 0], [false, 7, 0], [false, 7, 1], [false, 7, 1], [false, 7, 1]]);
+    assert.equal(session.send(Buffer.alloc(160)), true);
+    const after = parseRtp((await peer.wait(7))[6] as Buffer);
+    assert.ok(((after.timestamp - (events[0]?.timestamp ?? 0)) | 0) >= 480, 'audio resumes after the event');
+  });
+
+  it('reports one digit per key press received, whatever the repeats', async () => {
+    session.setRemote(remote());
+    const digits: string[] = [];
+    session.on('dtmf', (d) => digits.push(d.digit));
+    let seq = 10;
+    for (const [digit, ts] of [['5', 1000], ['#', 3000]] as const) {
+      for (const p of dtmfPackets(digit, 100)) peer.sock.send(rtp(seq++, ts, buildDtmfPayload(p), 101), session.localPort, '127.0.0.1');
+    }
+    await within((async () => {
+      while (session.stats().packetsReceived < 14) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, 'fourteen packets');
+    assert.deepEqual(digits, ['5', '#']);
+    assert.equal(session.stats().packetsLost, 0, 'events count in the sequence space');
+  });
+
+  it('says when nothing has arrived for a while', async () => {
+    const watched = await RtpSession.open({ pool, inactivityMs: 80 });
+    try {
+      watched.setRemote(remote());
+      await next(watched, 'inactive', 5000);
+    } finally {
+      watched.close();
+    }
+  });
+
+  it('sends RTCP reports and reads what the far end reports about us', async () => {
+    const reporting = await RtpSession.open({ pool, rtcpIntervalMs: 40, cname: 'parley-test' });
+    try {
+      reporting.setRemote(remote());
+      reporting.send(Buffer.alloc(160));
+      const [sr] = await peerRtcp.wait(1);
+      const report = parseRtcp(sr as Buffer).reports[0];
+      assert.equal(report?.ssrc, reporting.ssrc);
+      assert.equal(report?.sender?.packetCount, 1);
+      const rr = buildReport({ ssrc: 0xabc, sender: null, cname: 'far', block: { ssrc: reporting.ssrc, fractionLost: 64, packetsLost: 3, highestSequence: 1, jitter: 80, lsr: 0, dlsr: 0 } });
+      peerRtcp.sock.send(rr, reporting.localPort + 1, '127.0.0.1');
+      await within((async () => {
+        while (!reporting.stats().remote) await new Promise((r) => setTimeout(r, 5));
+      })(), 5000, 'their report');
+      const theirs = reporting.stats().remote;
+      assert.deepEqual([theirs?.packetsLost, theirs?.fractionLost, theirs?.jitterMs], [3, 0.25, 10]);
+      peer.sock.send(rtp(1, 160, Buffer.alloc(160), 0, 0xabc), reporting.localPort, '127.0.0.1');
+      await within((async () => {
+        while (reporting.stats().packetsReceived < 1) await new Promise((r) => setTimeout(r, 5));
+      })(), 5000, 'a packet');
+      const bye = next(reporting, 'bye');
+      peerRtcp.sock.send(buildBye(0xabc), reporting.localPort + 1, '127.0.0.1');
+      await bye;
+      const before = peerRtcp.got.length;
+      reporting.close();
+      const saidBye = (): boolean => peerRtcp.got.slice(before).some((b) => parseRtcp(b).byes.includes(reporting.ssrc));
+      await within((async () => {
+        while (!saidBye()) await new Promise((r) => setTimeout(r, 5));
+      })(), 5000, 'our RTCP BYE');
+      const after = peerRtcp.got.slice(before).map((b) => parseRtcp(b));
+      assert.ok(after.at(-1)?.byes.includes(reporting.ssrc), 'the BYE comes last');
+      assert.ok(after.at(-2)?.reports.some((r) => r.ssrc === reporting.ssrc), 'after a last report');
+    } finally {
+      reporting.close();
+    }
+  });
+});

@@ -1,0 +1,214 @@
+/**
+ * A fake of Deepgram's live transcription WebSocket (`/v1/listen`) on 127.0.0.1, for tests. It
+ * checks the handshake exactly (Authorization `Token <key>`, every query parameter), accepts
+ * only whole linear16 samples and the documented control messages (KeepAlive, Finalize,
+ * CloseStream), records the audio, and answers from a scripted transcript the way Deepgram
+ * does: an interim result, an is_final result for the first half of the words once 0.5 s of the
+ * utterance has arrived, and the rest in a result marked `from_finalize` when Finalize comes.
+ * Like Deepgram it closes a socket that gets neither audio nor KeepAlive for idleTimeoutMs.
+ * Every failed check is recorded in `problems` and refuses or closes the connection.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { concatSamples } from '../../../src/voice/audio/pcm.ts';
+import { Waiters } from './waiters.ts';
+
+export interface FakeDeepgramOptions {
+  /** The key the fake accepts; null: it requires no Authorization header. */
+  apiKey: string | null;
+  /** Expected query values; model and language are required to equal these when given. */
+  model?: string;
+  language?: string;
+  idleTimeoutMs?: number;
+}
+
+export interface DeepgramRequestRecord {
+  query: Record<string, string>;
+  authorization: string | undefined;
+}
+
+export interface FakeDeepgram {
+  /** The base URL to give the provider (ws://127.0.0.1:port). */
+  url: string;
+  requests: DeepgramRequestRecord[];
+  /** Control message types received, in order. */
+  controls: string[];
+  problems: string[];
+  /** TCP connections still open, refused ones included. */
+  openConnections(): number;
+  /** All audio received, on every connection, in order (PCM16 at 16 kHz). */
+  receivedAudio(): Int16Array;
+  setTranscript(text: string): void;
+  /** Whether Finalize is answered with a from_finalize result (Deepgram does not promise one). */
+  answerFinalize(yes: boolean): void;
+  /** Closes every WebSocket from the server side, as Deepgram does on an error. */
+  closeConnections(code: number, reason: string): void;
+  waitFor(predicate: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const RATE = 16000;
+const FINAL_AFTER_SECONDS = 0.5;
+const INTERIM_AFTER_SECONDS = 0.1;
+const CONTROL_TYPES = new Set(['KeepAlive', 'Finalize', 'CloseStream']);
+
+export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<FakeDeepgram> {
+  const requests: DeepgramRequestRecord[] = [];
+  const controls: string[] = [];
+  const problems: string[] = [];
+  const audio: Int16Array[] = [];
+  const sockets = new Set<WebSocket>();
+  const connections = new Set<Socket>(); // every TCP connection, refused or upgraded
+  const waiters = new Waiters();
+  let transcript = '';
+  let finalizeAnswered = true;
+
+  const http = createServer((_req, res) => res.writeHead(404).end());
+  http.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      waiters.changed();
+    });
+  });
+  const wss = new WebSocketServer({ noServer: true });
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'ws://fake');
+    const record = { query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization };
+    requests.push(record);
+    const expectedAuth = options.apiKey === null ? undefined : `Token ${options.apiKey}`;
+    if (record.authorization !== expectedAuth) return refuse(socket, 401, 'INVALID_AUTH', 'Invalid credentials.');
+    const wrong = [...(url.pathname === '/v1/listen' ? [] : [`path ${url.pathname}`]), ...checkQuery(url.searchParams, options)];
+    if (wrong.length) {
+      problems.push(...wrong);
+      waiters.changed();
+      return refuse(socket, 400, 'Bad Request', wrong.join('; '));
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws));
+  });
+
+  function serve(ws: WebSocket): void {
+    sockets.add(ws);
+    let received = 0; // seconds of audio on this connection
+    let utteranceStart = 0;
+    let segmentStart = 0; // where the audio not yet in a final result begins
+    let sentInterim = false;
+    let sentFinal = false;
+    let sentSecondInterim = false;
+    const words = () => transcript.split(/\s+/).filter(Boolean);
+    const half = () => Math.ceil(words().length / 2);
+    const result = (text: string, start: number, end: number, extra: object) =>
+      ws.send(JSON.stringify({
+        type: 'Results', channel_index: [0, 1], duration: end - start, start, is_final: false, speech_final: false,
+        channel: { alternatives: [{ transcript: text, confidence: text ? 0.98 : 0, words: [] }] },
+        metadata: { request_id: randomUUID(), model_info: { name: 'fake', version: '0', arch: 'fake' }, model_uuid: randomUUID() },
+        ...extra,
+      }));
+    const idle = setTimeout(() => ws.close(1011, 'NET-0001'), options.idleTimeoutMs ?? 10_000);
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      idle.refresh();
+      const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+      if (isBinary) {
+        if (bytes.length % 2 !== 0) problems.push(`audio message of ${bytes.length} bytes is not whole linear16 samples`);
+        const samples = new Int16Array(bytes.length >> 1);
+        for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(2 * i);
+        audio.push(samples);
+        received += samples.length / RATE;
+        const inUtterance = received - utteranceStart;
+        if (!sentInterim && inUtterance >= INTERIM_AFTER_SECONDS) {
+          sentInterim = true;
+          result(words().slice(0, 1).join(' '), utteranceStart, received, {});
+        }
+        if (!sentFinal && inUtterance >= FINAL_AFTER_SECONDS) {
+          sentFinal = true;
+          result(words().slice(0, half()).join(' '), utteranceStart, received, { is_final: true });
+          segmentStart = received;
+        }
+        if (sentFinal && !sentSecondInterim && received - segmentStart >= INTERIM_AFTER_SECONDS) {
+          sentSecondInterim = true;
+          result(words().slice(half(), half() + 1).join(' '), segmentStart, received, {});
+        }
+        waiters.changed();
+        return;
+      }
+      let message: { type?: unknown };
+      try {
+        message = JSON.parse(bytes.toString()) as { type?: unknown };
+      } catch {
+        message = {};
+      }
+      if (typeof message.type !== 'string' || !CONTROL_TYPES.has(message.type)) {
+        problems.push(`unknown text message ${bytes.toString().slice(0, 100)}`);
+        waiters.changed();
+        return ws.close(1008, 'DATA-0000');
+      }
+      controls.push(message.type);
+      if (message.type === 'Finalize' && finalizeAnswered) {
+        result(words().slice(sentFinal ? half() : 0).join(' '), segmentStart, received, { is_final: true, from_finalize: true });
+        utteranceStart = segmentStart = received;
+        sentInterim = sentFinal = sentSecondInterim = false;
+      }
+      if (message.type === 'CloseStream') {
+        ws.send(JSON.stringify({ type: 'Metadata', transaction_key: 'deprecated', request_id: randomUUID(), sha256: '', created: new Date().toISOString(), duration: received, channels: 1 }));
+        ws.close(1000);
+      }
+      waiters.changed();
+    });
+    ws.on('close', () => {
+      clearTimeout(idle);
+      sockets.delete(ws);
+      waiters.changed();
+    });
+  }
+
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    requests,
+    controls,
+    problems,
+    openConnections: () => connections.size,
+    receivedAudio: () => concatSamples(audio),
+    setTranscript: (text) => void (transcript = text),
+    answerFinalize: (yes) => void (finalizeAnswered = yes),
+    closeConnections: (code, reason) => sockets.forEach((ws) => ws.close(code, reason)),
+    waitFor: (predicate, what, timeoutMs) => waiters.waitFor(predicate, what, timeoutMs),
+    close: async () => {
+      sockets.forEach((ws) => ws.terminate());
+      wss.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+function checkQuery(query: URLSearchParams, options: FakeDeepgramOptions): string[] {
+  const expected: Record<string, (value: string) => boolean> = {
+    encoding: (v) => v === 'linear16',
+    sample_rate: (v) => v === String(RATE),
+    channels: (v) => v === '1',
+    interim_results: (v) => v === 'true',
+    endpointing: (v) => /^\d+$/.test(v) || v === 'false',
+    model: (v) => (options.model ? v === options.model : v.length > 0),
+    ...(options.language ? { language: (v: string) => v === options.language } : {}),
+  };
+  const wrong = [...query.keys()].filter((key) => !(key in expected)).map((key) => `unexpected query parameter ${key}`);
+  for (const [key, ok] of Object.entries(expected)) {
+    const value = query.get(key);
+    if (value === null || !ok(value)) wrong.push(`query ${key}=${value ?? '(missing)'}`);
+  }
+  return wrong;
+}
+
+/** Refuses the upgrade as Deepgram does: an HTTP error with a dg-error header and a JSON body. */
+function refuse(socket: Duplex, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ err_code: code, err_msg: message, request_id: randomUUID() });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json\r\n` +
+      `dg-error: ${message}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -46,10 +46,14 @@ for (const dialect of DIALECTS) {
         assert.deepEqual((await search('zzz')).data, []);
       });
 
-      it('pages past the end are empty, and an empty or too long q is a 400', async () => {
+      it('pages past the end are empty, and an empty, too long or NUL-holding q is a 400', async () => {
         assert.deepEqual((await search('front', '&page=3')).data, []);
         assert.equal((await t.call('GET', `${a.orgPath}/${plural}?q=`)).statusCode, 400);
         assert.equal((await t.call('GET', `${a.orgPath}/${plural}?q=${'x'.repeat(201)}`)).statusCode, 400);
+        // PostgreSQL text holds no NUL: without the pattern this was a 500 there (found by the fuzz test).
+        const nul = await t.call('GET', `${a.orgPath}/${plural}?q=a%00`);
+        assert.equal(nul.statusCode, 400, nul.body);
+        assert.match(nul.body, /q/);
       });
     });
   }

@@ -2,8 +2,9 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type } from 'typebox';
 import type { Database } from '../../db/schema.ts';
 
+// No NUL: PostgreSQL text cannot hold one (the query would fail), and no stored name has one.
 export const NameQuery = Type.Optional(Type.String({
-  minLength: 1, maxLength: 200,
+  minLength: 1, maxLength: 200, pattern: '^[^\\u0000]+$',
   description: 'Only names that start with this text, ignoring ASCII case (index-backed prefix search)',
 }));
 

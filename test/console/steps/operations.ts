@@ -39,12 +39,13 @@ export async function tasks(w: Walk): Promise<void> {
   const tasksPath = `/agents/${page.url().split('/').at(-2)}/tasks`;
 
   const file = page.getByLabel('CSV file');
-  await file.setInputFiles({ name: 'tasks.csv', mimeType: 'text/csv', buffer: Buffer.from(taskCsv(100, { 12: 'not-a-number', 57: '+49 (0) 30 1234' })) });
+  await file.setInputFiles({ name: 'tasks.csv', mimeType: 'text/csv', buffer: Buffer.from(taskCsv(100, { 12: 'not-a-number', 57: '+49 900 1234567' })) });
   await see('100 tasks read');
   b.expectFailure(/\/tasks\/batch$/, 400);
   await page.getByRole('button', { name: 'Create 100 tasks' }).click();
   await see(/Row 13: targetNumber/);
-  await see(/Row 58: targetNumber/);
+  // Tasks never dial premium-rate numbers (a "(0)" trunk prefix, by contrast, is read fine).
+  await see(/Row 58: targetNumber.*premium-rate/);
   await see('2 rows have errors');
   await shoot('tasks-upload-errors');
   assert.equal((await api(tasksPath)).totalElements, 0, 'all or nothing');

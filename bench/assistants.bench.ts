@@ -58,6 +58,8 @@ async function compare(bare: () => Promise<LoadResult>, ours: () => Promise<Load
     oursRps: median(rounds.map((r) => r.ours.rps)),
     ratio: median(ratios),
     ratios,
+    bareCpu: median(rounds.map((r) => r.bare.cpuMicros)),
+    oursCpu: median(rounds.map((r) => r.ours.cpuMicros)),
     bareP99: median(rounds.map((r) => r.bare.p99Ms)),
     oursP99: median(rounds.map((r) => r.ours.p99Ms)),
     errors: rounds.reduce((n, r) => n + r.ours.errors + r.bare.errors, 0),
@@ -125,6 +127,8 @@ async function main() {
   console.log(`  create assistant     ${write.oursRps.toFixed(0)} req/s  p99 ${write.oursP99.toFixed(2)} ms  ratio ${write.ratio.toFixed(2)} (rounds ${ratios(write.ratios)})`);
   console.log(`  list p50 @1,000      ${list1k.p50.toFixed(2)} ms (p99 ${list1k.p99.toFixed(2)})`);
   console.log(`  list p50 @100,000    ${list100k.p50.toFixed(2)} ms (p99 ${list100k.p99.toFixed(2)})  ratio ${(list100k.p50 / list1k.p50).toFixed(2)} (target <= 1.5, p50 < 5 ms)`);
+  console.log(`  server CPU per request: GET bare ${get.bareCpu.toFixed(0)} us, ours ${get.oursCpu.toFixed(0)} us (ratio ${(get.bareCpu / get.oursCpu).toFixed(2)}); `
+    + `create bare ${write.bareCpu.toFixed(0)} us, ours ${write.oursCpu.toFixed(0)} us (ratio ${(write.bareCpu / write.oursCpu).toFixed(2)})`);
   console.log(`  non-2xx or socket errors: ${get.errors + write.errors}`);
   const ok = get.ratio >= 0.5 && get.oursP99 < 10 && list100k.p50 < 5 && list100k.p50 / list1k.p50 <= 1.5 && get.errors + write.errors === 0;
   console.log(ok ? '  all targets met' : '  TARGET MISSED');

@@ -11,6 +11,12 @@ export interface LoadResult {
   errors: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * CPU time this process spent per request, in microseconds (the server under test runs in the
+   * bench's own process; wrk in its own). It holds steady when other work shares the machine,
+   * which throughput does not: compare it beside the req/s ratio on a busy host.
+   */
+  cpuMicros: number;
 }
 
 export interface LoadOptions {
@@ -48,12 +54,15 @@ export async function load(url: string, options: LoadOptions): Promise<LoadResul
     writeFileSync(script, setup + REPORT);
     const headers = Object.entries(options.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
     const args = ['-t', String(options.threads ?? 1), '-c', String(options.connections ?? 50), '-d', `${options.seconds}s`, '--latency', '-s', script, ...headers, url];
+    const cpuBefore = process.cpuUsage();
     const out = await run('wrk', args);
+    const cpu = process.cpuUsage(cpuBefore);
     const line = out.split('\n').reverse().find((l) => l.startsWith('{'));
     if (!line) throw new Error(`wrk printed no report:\n${out}`);
     const m = JSON.parse(line) as { requests: number; micros: number; errors: number; p50: number; p99: number };
     const seconds = m.micros / 1e6;
-    return { requests: m.requests, seconds, rps: m.requests / seconds, errors: m.errors, p50Ms: m.p50 / 1000, p99Ms: m.p99 / 1000 };
+    return { requests: m.requests, seconds, rps: m.requests / seconds, errors: m.errors, p50Ms: m.p50 / 1000, p99Ms: m.p99 / 1000,
+      cpuMicros: (cpu.user + cpu.system) / Math.max(1, m.requests) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,11 +7,24 @@ import type { Database } from './schema.ts';
  * transaction-level advisory lock on PostgreSQL, SQLite's write lock taken at BEGIN IMMEDIATE
  * on SQLite. For claims that must see a consistent count across processes (a SIP trunk's
  * concurrent-call cap).
+ *
+ * With `busy: 'skip'` a process that finds the lock held (PostgreSQL) does not queue behind it
+ * and answers `busy` instead: the holder is claiming what is due right now, so waiting only
+ * to find less would stack every poller's claim end to end.
  */
-export async function withClaimLock<T>(db: Db, key: number, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export async function withClaimLock<T>(db: Db, key: number, work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+export async function withClaimLock<T, B>(db: Db, key: number, work: (trx: Transaction<Database>) => Promise<T>, options: { busy: 'skip'; whenBusy: B }): Promise<T | B>;
+export async function withClaimLock<T, B>(
+  db: Db, key: number, work: (trx: Transaction<Database>) => Promise<T>, options?: { busy: 'skip'; whenBusy: B },
+): Promise<T | B> {
   if (db.dialect === 'postgres') {
     return db.kysely.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${key})`.execute(trx);
+      if (options) {
+        const { rows } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${key}) as got`.execute(trx);
+        if (!rows[0]?.got) return options.whenBusy;
+      } else {
+        await sql`select pg_advisory_xact_lock(${key})`.execute(trx);
+      }
       return work(trx);
     });
   }

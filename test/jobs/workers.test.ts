@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, createTenant, type TestApp } from '../helpers/app.ts';
 
-const TASKS = 2000;
+const TASKS = 1200;
 const CREDENTIALS = 4;
 const MAX_PER_CREDENTIAL = 5;
 

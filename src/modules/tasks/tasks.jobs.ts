@@ -39,14 +39,14 @@ export function taskJobs(ctx: Context, options: TaskJobOptions): JobKind<Task> {
   const { db, clock, log } = ctx;
   const { kysely } = db;
 
-  async function deferClosedWindows(now: Date): Promise<void> {
-    const due = await kysely.selectFrom('agent_tasks')
+  async function deferClosedWindows(trx: Transaction<Database>, now: Date): Promise<void> {
+    const due = await trx.selectFrom('agent_tasks')
       .select(['id', 'allowed_hours_begin', 'allowed_hours', 'only_weekdays', 'timezone'])
       .where('status', '=', 'SCHEDULED').where('next_attempt_at', '<=', now.toISOString())
       .orderBy('next_attempt_at').orderBy('id').limit(CANDIDATES).execute();
     for (const task of due) {
       if (isOpen(windowOfRow(task), now)) continue;
-      await kysely.updateTable('agent_tasks')
+      await trx.updateTable('agent_tasks')
         .set({ next_attempt_at: nextOpening(windowOfRow(task), now).toISOString(), updated_at: now.toISOString() })
         .where('id', '=', task.id).where('status', '=', 'SCHEDULED').execute();
     }
@@ -125,8 +125,11 @@ export function taskJobs(ctx: Context, options: TaskJobOptions): JobKind<Task> {
     leaseMs: options.leaseMs,
 
     async claim({ owner, now, leaseUntil, limit }) {
-      await deferClosedWindows(now);
-      return withClaimLock(db, TASK_CLAIM_LOCK, (trx) => claimDue(trx, owner, now.toISOString(), leaseUntil.toISOString(), limit));
+      // Another process holding the claim lock is taking what is due: skip this poll rather than queue.
+      return withClaimLock(db, TASK_CLAIM_LOCK, async (trx) => {
+        await deferClosedWindows(trx, now);
+        return claimDue(trx, owner, now.toISOString(), leaseUntil.toISOString(), limit);
+      }, { busy: 'skip', whenBusy: [] as Task[] });
     },
 
     async run(task, signal) {

@@ -25,7 +25,7 @@ function layerRules(layers) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'bin/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'bin/', 'console/dist/', 'console/src/api/schema.d.ts', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

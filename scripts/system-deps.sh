@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the system packages the test suite talks to are present: PostgreSQL (second
 # dialect), Kamailio, baresip and sipp (SIP peers), espeak-ng and sox (speech for the call
-# tests). Installs them with apt-get when run as root on Debian; otherwise says what to install.
+# tests) and Chromium (the console's browser tests). Installs them with apt-get when run as root
+# on Debian; otherwise says what to install.
 set -euo pipefail
 
 missing=()
@@ -11,6 +12,7 @@ command -v kamailio >/dev/null 2>&1 || [[ -x /usr/sbin/kamailio ]] || missing+=(
 [[ -x /usr/bin/sipp ]] || missing+=(sip-tester)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
 command -v sox >/dev/null 2>&1 || missing+=(sox)
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then

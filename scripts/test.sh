@@ -8,6 +8,10 @@ scripts/system-deps.sh
 # The suite also checks the built service (bin/parley.js runs dist/): build it first.
 npm run build --silent
 
+# The console tests drive the built app; building it also regenerates its API types from the
+# service's OpenAPI document, so an API change that breaks the console fails here.
+npm run --silent build:console >/dev/null
+
 export PARLEY_TEST_DIALECTS="${PARLEY_TEST_DIALECTS:-sqlite,postgres}"
 if [[ "$PARLEY_TEST_DIALECTS" == *postgres* && -z "${PARLEY_TEST_PG_URL:-}" ]]; then
   eval "$(scripts/pg-cluster.sh start)"

@@ -13,6 +13,7 @@ import { authPlugin, type Principal } from './http/auth.ts';
 import { limitUnflushedOutput } from './http/backpressure.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
 import { CONNECTION_IDLE_MS, HEADERS_TIMEOUT_MS, TIMEOUT_SWEEP_MS, closeAfterEarlyErrors, limitConnections } from './http/connections.ts';
+import { consolePlugin } from './http/console.ts';
 import { ErrorEnvelope } from './http/envelope.ts';
 import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
 import { floodGuardPlugin } from './http/flood.ts';
@@ -28,7 +29,9 @@ import { asyncApiDocument } from './calls/asyncapi.ts';
 import { traceIdOf } from './http/trace.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
+import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
+import { extensionTestRoutes } from './modules/assistants/extension-test.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
 import type { CallRunDeps } from './modules/calls/call-run.ts';
 import { callSocketPlugin, processCallRuntime } from './modules/calls/calls.plugin.ts';
@@ -48,6 +51,7 @@ import { TASK_JOB } from './modules/tasks/tasks.jobs.ts';
 import { taskRoutes } from './modules/tasks/tasks.routes.ts';
 import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
 import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
+import { meRoutes } from './modules/tokens/me.routes.ts';
 import { tokenAuthenticator } from './modules/tokens/tokens.auth.ts';
 import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { twilioVoiceRoutes } from './modules/twilio/twilio.routes.ts';
@@ -170,6 +174,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const asyncApi = asyncApiDocument(String(openApiOptions.openapi?.info?.version ?? '1.0.0'));
   app.get('/asyncapi.json', { config: { auth: { scope: 'public' } }, schema: { hide: true } }, async () => asyncApi);
   await app.register(vendorRoutes);
+  await app.register(meRoutes);
   await app.register(tenantScope('vendor', db, authCache, async (vendor) => {
     await vendor.register(organizationVendorRoutes);
     await vendor.register(tokenRoutes);
@@ -179,6 +184,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(strategyRoutes);
     await org.register(assistantRoutes, { kind: 'assistant', deps: assistants });
     await org.register(assistantRoutes, { kind: 'agent', deps: assistants });
+    await org.register(extensionTestRoutes, { kind: 'assistant' });
+    await org.register(extensionTestRoutes, { kind: 'agent' });
     await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
     await org.register(sipCredentialRoutes);
     await org.register(sipNumberRoutes);
@@ -187,9 +194,11 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(callStartRoutes, { kind: 'agent', deps: calls });
     await org.register(callRecordRoutes);
     await org.register(deliveryRoutes);
+    await org.register(analyticsRoutes);
   }), { prefix: ORG_PREFIX });
   // Under the organization's path but authenticated by Twilio's signature, not a token: outside the scope hook.
   await app.register(twilioVoiceRoutes, { prefix: ORG_PREFIX, deps: calls });
   await app.register(callSocketPlugin, callRun);
+  await app.register(consolePlugin);
   return app;
 }

@@ -19,9 +19,13 @@ export type Principal =
       expiresAt: string | null;
     };
 
-/** Who may call a route: nobody needs a token, only the platform admin, or a token within a vendor / organization. */
+/**
+ * Who may call a route: nobody needs a token, any valid token (`token`: routes about the caller
+ * itself, such as GET /api/v1/me), only the platform admin, or a token within a vendor / organization.
+ */
 export type AuthRule =
   | { scope: 'public' }
+  | { scope: 'token' }
   | { scope: 'admin' }
   | { scope: 'vendor' | 'organization'; permission: Permission };
 
@@ -50,7 +54,7 @@ export function hasPermission(principal: Principal, permission: Permission): boo
 
 /** Scope and permission, decided from the path alone so no database state leaks through a 403. */
 function authorize(principal: Principal, rule: AuthRule, params: Record<string, string | undefined>): void {
-  if (principal.kind === 'admin' || rule.scope === 'public') return;
+  if (principal.kind === 'admin' || rule.scope === 'public' || rule.scope === 'token') return;
   if (rule.scope === 'admin') throw forbidden('Only the platform admin may do this');
   if (params.vendorId !== principal.vendorId) throw forbidden('Token is not valid for this vendor');
   if (rule.scope === 'organization' && principal.organizationId && params.organizationId !== principal.organizationId) {
@@ -96,6 +100,14 @@ export const authPlugin = fp(
       authorize(principal, rule, request.params as Record<string, string>);
       request.principal = principal;
       request.authEpoch = epoch;
+    });
+    // A `token` route answers about the caller alone: with a vendor or organization in its path it
+    // would skip both the path check of authorize() and the tenant hook, so it is refused at startup.
+    app.addHook('onRoute', (route) => {
+      const rule = route.config?.auth;
+      if (rule?.scope === 'token' && /:(vendorId|organizationId)\b/.test(route.url)) {
+        throw new Error(`${String(route.method)} ${route.url} has a tenant in its path but the token scope`);
+      }
     });
     // Fail closed: a vendor or organization route must sit under its scope plugin, whose hook checks the tenant exists.
     app.addHook('preHandler', async (request) => {

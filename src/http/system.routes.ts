@@ -7,8 +7,8 @@ import { databaseTrouble } from './db-errors.ts';
 
 const open = { auth: { scope: 'public' } } as const;
 const Status = Envelope(Type.Object({ status: Type.String() }));
-/** Where `GET /` leads: the API reference now (the console, once there is one). */
-export const HOME = '/docs';
+/** Where `GET /` leads: the web console (src/http/console.ts serves it; /docs is the API reference). */
+export const HOME = '/console/';
 /** /readyz answers within this long, whatever the database does. */
 export const READY_TIMEOUT_MS = 1_000;
 

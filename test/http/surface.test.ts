@@ -46,10 +46,10 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('GET / leads to the API reference', async () => {
+    it('GET / leads to the console; the API reference stays at /docs', async () => {
       const res = await t.call('GET', '/', { token: null });
       assert.equal(res.statusCode, 302);
-      assert.equal(res.headers.location, '/docs');
+      assert.equal(res.headers.location, '/console/');
       assert.equal((await t.call('GET', '/docs', { token: null })).statusCode < 400, true);
     });
 

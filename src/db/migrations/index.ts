@@ -7,9 +7,18 @@ import { m005Calls } from './005_calls.ts';
 import { m006Events } from './006_events.ts';
 import { m007RateLimits } from './007_rate_limits.ts';
 import { m008Runner } from './008_runner.ts';
+import { m009NameSearch } from './009_name_search.ts';
 import { m010ProviderCredentials } from './010_provider_credentials.ts';
 import { m011VoiceCalls } from './011_voice_calls.ts';
+import { m012Analytics } from './012_analytics.ts';
 import { m013SipCalls } from './013_sip_calls.ts';
 
-/** Applied in this order; a released migration is never edited, only followed by a new one. */
-export const migrations: readonly Migration[] = [m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner, m010ProviderCredentials, m011VoiceCalls, m013SipCalls];
+/**
+ * Applied in this order; a released migration is never edited, only followed by a new one.
+ * The runner applies every migration whose name it has not recorded, so 009 (kept free on main
+ * for the console's name search) still runs on a database that already has 010 and 011.
+ */
+export const migrations: readonly Migration[] = [
+  m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner,
+  m009NameSearch, m010ProviderCredentials, m011VoiceCalls, m012Analytics, m013SipCalls,
+];

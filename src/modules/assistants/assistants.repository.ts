@@ -8,6 +8,7 @@ import { BASE_SORT, fetchPage, type PageQuery } from '../../http/pagination.ts';
 import type { AssistantTable } from './assistants.table.ts';
 import type { Assistant } from './assistants.schemas.ts';
 import { showExtension, showHook, type StoredExtension, type StoredHook } from './items.ts';
+import { countNameMatches, whereNameStartsWith } from './name-search.ts';
 
 /** Assistants and agents share one table and one shape; `kind` tells them apart. */
 export type Kind = 'assistant' | 'agent';
@@ -51,9 +52,12 @@ export async function updateAssistantRow(db: Executor, id: string, version: numb
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function listAssistants(db: Executor, kind: Kind, organizationId: string, query: PageQuery) {
-  const select = db.selectFrom('assistants').selectAll().where('organization_id', '=', organizationId).where('kind', '=', kind);
-  const page = await fetchPage(select, query, BASE_SORT, () => readCounter(db, counterOf(kind, organizationId)));
+/** A page of assistants or agents; `q` keeps those whose name starts with it (counted over the index range, not the kept counter). */
+export async function listAssistants(db: Executor, kind: Kind, organizationId: string, query: PageQuery, q?: string) {
+  let scoped = db.selectFrom('assistants').where('organization_id', '=', organizationId).where('kind', '=', kind);
+  if (q) scoped = whereNameStartsWith(scoped, q);
+  const total = q ? () => countNameMatches(scoped) : () => readCounter(db, counterOf(kind, organizationId));
+  const page = await fetchPage(scoped.selectAll(), query, BASE_SORT, total);
   return { ...page, items: page.items.map(toAssistant) };
 }
 

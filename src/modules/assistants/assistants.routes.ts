@@ -8,6 +8,7 @@ import { updateRoutes } from '../../http/updates.ts';
 import { etagOf, listAssistants, preparedFind, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
 import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
+import { NameQuery } from './name-search.ts';
 
 export interface AssistantRouteOptions {
   kind: Kind;
@@ -48,8 +49,14 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
 
   app.get(BASE, {
     config: read,
-    schema: { tags, summary: `List ${plural}`, params: OrgParams, querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(Assistant)) },
-  }, async (request) => pageBody(request, await listAssistants(kysely, kind, request.params.organizationId, request.query)));
+    schema: {
+      tags, summary: `List ${plural} (q: names starting with)`, params: OrgParams,
+      querystring: listQuery(BASE_SORT, { q: NameQuery }), response: responses(200, PageEnvelope(Assistant)),
+    },
+  }, async (request) => {
+    const { q, ...pageQuery } = request.query;
+    return pageBody(request, await listAssistants(kysely, kind, request.params.organizationId, pageQuery, q));
+  });
 
   app.get(ITEM, {
     config: read,

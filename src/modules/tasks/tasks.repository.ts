@@ -1,15 +1,17 @@
-import type { Insertable, Selectable, Transaction } from 'kysely';
+import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
 import { bumpCounter, readCounter } from '../../db/counters.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 import type { Database, Executor } from '../../db/schema.ts';
 import { fetchPage, type PageQuery } from '../../http/pagination.ts';
 import type { AgentTaskAttemptTable, AgentTaskTable } from './tasks.table.ts';
 import { readBool, readJson } from '../../db/values.ts';
-import type { AgentTask, TaskAttempt, TaskStatus } from './tasks.schemas.ts';
+import { TASK_STATUSES, type AgentTask, type TaskAttempt, type TaskStatus } from './tasks.schemas.ts';
 import type { TaskWindow } from './window.ts';
 
+const COUNTER_PREFIX = 'agent_tasks:';
+
 /** Totals per agent, and per agent and status (the list filter), kept beside the rows. */
-export const taskCounter = (agentId: string, status?: string) => (status ? `agent_tasks:${agentId}:${status}` : `agent_tasks:${agentId}`);
+export const taskCounter = (agentId: string, status?: string) => (status ? `${COUNTER_PREFIX}${agentId}:${status}` : `${COUNTER_PREFIX}${agentId}`);
 
 /** A task row's allowed window, as the window functions take it. */
 export function windowOfRow(row: Pick<Selectable<AgentTaskTable>, 'allowed_hours_begin' | 'allowed_hours' | 'only_weekdays' | 'timezone'>): TaskWindow {
@@ -196,4 +198,25 @@ export async function recordMoves(trx: Transaction<Database>, moves: readonly Mo
     const delta = deltas.get(key) ?? 0;
     if (delta) await bumpCounter(trx, key, delta);
   }
+}
+
+/**
+ * An organization's tasks by status, from the kept per-agent counters: one primary-key read per
+ * agent and status, whatever the number of tasks. The key is built in SQL exactly as taskCounter
+ * spells it (ids are stored and printed in lower case on both dialects).
+ */
+export async function countTasksByStatus(db: Executor, organizationId: string): Promise<Record<TaskStatus, number>> {
+  const statuses = TASK_STATUSES.map((status) => sql`select ${sql.lit(status)} as status`);
+  const rows = await db
+    .selectFrom('assistants as a')
+    .innerJoin(sql<{ status: TaskStatus }>`(${sql.join(statuses, sql` union all `)})`.as('s'), (join) => join.onTrue())
+    .innerJoin('counters as c', (join) => join.on('c.key', '=', sql<string>`${sql.lit(COUNTER_PREFIX)} || cast(a.id as text) || ':' || s.status`))
+    .select(['s.status', (eb) => eb.fn.sum<number | string>('c.value').as('n')])
+    .where('a.organization_id', '=', organizationId)
+    .where('a.kind', '=', 'agent')
+    .groupBy('s.status')
+    .execute();
+  const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<TaskStatus, number>;
+  for (const row of rows) counts[row.status] = Number(row.n);
+  return counts;
 }

@@ -1,0 +1,106 @@
+import { Link, useParams } from 'react-router';
+import { data } from '../api/client';
+import type { Call } from '../api/types';
+import { ErrorBox, Status } from '../components/form';
+import { Badge, when } from '../components/Table';
+import { useLoad, useTitle } from '../hooks';
+import { useScope, useSession } from '../session';
+import { DeliveryTable } from './Deliveries';
+
+type Item =
+  | { kind: 'say'; at: string; say: Call['transcript'][number] }
+  | { kind: 'tool'; at: string; tool: Call['toolInvocations'][number] };
+
+/** One call: what was said and which tools ran when (with latencies), how it ended, and its webhooks. */
+export default function CallPage() {
+  const { id = '' } = useParams();
+  useTitle('Call');
+  const { api } = useSession();
+  const scope = useScope();
+  const call = useLoad(() => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls/{callId}', { params: { path: { ...scope, callId: id } } })), [api, scope, id]);
+  const deliveries = useLoad(
+    () => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/webhook-deliveries', {
+      params: { path: scope, query: { callId: id, size: 100, sort: ['createdAt,asc'] } },
+    })),
+    [api, scope, id],
+  );
+
+  if (call.error) return <ErrorBox error={call.error} />;
+  if (!call.data) return <Status>Loading…</Status>;
+  const c = call.data;
+  const items: Item[] = [
+    ...c.transcript.map((say): Item => ({ kind: 'say', at: say.at, say })),
+    ...c.toolInvocations.map((tool): Item => ({ kind: 'tool', at: tool.at, tool })),
+  ].sort((a, b) => a.at.localeCompare(b.at));
+  const start = Date.parse(c.startedAt ?? c.createdAt);
+  const offset = (at: string) => `${((Date.parse(at) - start) / 1000).toFixed(1)} s`;
+  const slowest = Math.max(1, ...c.turns.map((t) => t.latencyMs));
+  const source = c.kind === 'agent' ? `/agents/${c.agentId ?? ''}` : `/assistants/${c.assistantId ?? ''}`;
+
+  return (
+    <>
+      <h1>Call {c.id.slice(0, 8)}</h1>
+      <section className="card" aria-labelledby="facts">
+        <h2 id="facts">Summary</h2>
+        <dl className="facts">
+          <dt>With</dt><dd><Link to={source}>{c.kind}</Link></dd>
+          {c.taskId && <><dt>Task</dt><dd><Link to={`${source}/tasks`}>{c.taskId.slice(0, 8)}</Link></dd></>}
+          <dt>Status</dt><dd><Badge value={c.status} /></dd>
+          <dt>Transport</dt><dd>{c.transport.type}</dd>
+          <dt>Started</dt><dd>{when(c.startedAt)}</dd>
+          <dt>Ended</dt><dd>{when(c.endedAt)}{c.endReason ? ` (${c.endReason})` : ''}</dd>
+          <dt>Outcome</dt><dd>{c.conclusion ? <Badge value={c.conclusion.outcome} /> : '—'}</dd>
+          {c.conclusion?.summary && <><dt>Summary</dt><dd>{c.conclusion.summary}</dd></>}
+          {c.failure && <><dt>Failure</dt><dd className="bad">{c.failure.source}{c.failure.statusCode === null ? '' : ` ${c.failure.statusCode}`}: {c.failure.message}</dd></>}
+          {Object.keys(c.userValues).length > 0 && <><dt>User values</dt><dd><code>{JSON.stringify(c.userValues)}</code></dd></>}
+          {c.unfilledPlaceholders.length > 0 && <><dt>Unfilled</dt><dd className="bad">{c.unfilledPlaceholders.map((p) => `{{${p}}}`).join(', ')}</dd></>}
+        </dl>
+      </section>
+      <section className="card" aria-labelledby="timeline">
+        <h2 id="timeline">Timeline</h2>
+        {items.length === 0 ? <Status>Nothing was said.</Status> : (
+          <ol className="timeline">
+            {items.map((item, i) => (
+              <li key={i} className={item.kind === 'say' ? `t-${item.say.role}` : 't-tool_result'}>
+                <span className="t-at">{offset(item.at)}</span>
+                {item.kind === 'say'
+                  ? (
+                    <span>
+                      <strong>{item.say.role === 'user' ? 'Caller' : 'Assistant'}:</strong> {item.say.text}
+                      {item.say.interrupted && <em className="note"> (interrupted)</em>}
+                      {item.say.latencyMs !== undefined && <small className="note"> after {item.say.latencyMs} ms</small>}
+                    </span>
+                  )
+                  : (
+                    <span>
+                      <strong>Tool</strong> <code>{item.tool.name}</code> <code>{JSON.stringify(item.tool.arguments)}</code>{' '}
+                      <span className={item.tool.ok ? 'good' : 'bad'}>{item.tool.outcome}</span> {item.tool.statusCode ?? 'no answer'}
+                      <span className="latency" style={{ inlineSize: `${Math.min(100, item.tool.latencyMs / 20)}%` }} aria-hidden="true" /> {item.tool.latencyMs} ms
+                    </span>
+                  )}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+      <section className="card" aria-labelledby="turns">
+        <h2 id="turns">Turn latency</h2>
+        {c.turns.length === 0 ? <Status>No answered turn.</Status> : (
+          <ul className="turns" aria-label="Latency of each answered turn">
+            {/* index counts the caller's turns: the answer to the first thing the caller said is turn 1. */}
+            {c.turns.map((t) => (
+              <li key={t.index}>
+                Turn {t.index}: <span className="latency" style={{ inlineSize: `${(t.latencyMs / slowest) * 100}%` }} aria-hidden="true" /> {t.latencyMs} ms
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section className="card" aria-labelledby="hooks">
+        <h2 id="hooks">Webhook deliveries</h2>
+        <ErrorBox error={deliveries.error} />
+        {deliveries.data && (deliveries.data.length === 0 ? <Status>No deliveries for this call.</Status> : <DeliveryTable deliveries={deliveries.data} onChange={deliveries.reload} />)}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,93 @@
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { data, ok } from '../api/client';
+import type { Task } from '../api/types';
+import { ErrorBox, Status } from '../components/form';
+import { Badge, when } from '../components/Table';
+import { useLoad, useTitle } from '../hooks';
+import { useCan, useScope, useSession } from '../session';
+import { Attempts } from '../tasks/Attempts';
+import { CsvUpload } from '../tasks/CsvUpload';
+
+const STATUSES = ['PENDING', 'SCHEDULED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+type TaskStatus = (typeof STATUSES)[number];
+const BASE = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/tasks';
+
+/** An agent's tasks: a board by status with counts, bulk upload, pause and resume, cancel, and attempts. */
+export default function Tasks() {
+  const { id = '' } = useParams();
+  const { api } = useSession();
+  const scope = useScope();
+  const path = { ...scope, agentId: id };
+  const writable = useCan()('tasks:write');
+  const agent = useLoad(() => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}', { params: { path } })), [api, scope, id]);
+  useTitle(`Tasks of ${agent.data?.name ?? 'agent'}`);
+  const board = useLoad(async () => {
+    const columns = await Promise.all(STATUSES.map((status) => ok(api.GET(BASE, { params: { path, query: { status, size: 10, sort: ['updatedAt,desc'] } } }))));
+    return STATUSES.map((status, i) => ({ status, total: columns[i]?.totalElements ?? 0, tasks: columns[i]?.data ?? [] }));
+  }, [api, scope, id]);
+  const [paused, setPaused] = useState<boolean | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState<string | null>(null);
+
+  const act = async (run: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await run();
+      board.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const pause = (on: boolean) => act(async () => {
+    const result = await data(on ? api.POST(`${BASE}/pause`, { params: { path } }) : api.POST(`${BASE}/resume`, { params: { path } }));
+    setPaused(result.paused);
+  });
+  const taskAction = (task: Task, action: 'cancel' | 'execute') =>
+    act(() => data(api.POST(`${BASE}/{taskId}/${action}`, { params: { path: { ...path, taskId: task.id } } })));
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Tasks of {agent.data ? <Link to={`/agents/${id}`}>{agent.data.name}</Link> : 'agent'}</h1>
+        <div className="row" hidden={!writable}>
+          <button type="button" onClick={() => void pause(true)}>Pause agent</button>
+          <button type="button" onClick={() => void pause(false)}>Resume agent</button>
+          {paused !== null && <span role="status">{paused ? 'Paused: no new task starts.' : 'Running.'}</span>}
+        </div>
+      </div>
+      <ErrorBox error={error ?? board.error} />
+      {board.data && (
+        <div className="board" role="region" aria-label="Tasks by status" tabIndex={0}>
+          {board.data.map((column) => (
+            <section key={column.status} className="column" aria-labelledby={`col-${column.status}`}>
+              <h2 id={`col-${column.status}`}><Badge value={column.status} /> <span className="count">{column.total}</span></h2>
+              <ul>
+                {column.tasks.map((task) => (
+                  <li key={task.id} className="task">
+                    <span className="task-number">{task.targetNumber}</span>
+                    <small>{task.attempts}/{task.maxAttempts} attempts · next {when(task.nextAttemptAt)}</small>
+                    {task.lastError && <small className="bad">{task.lastError}</small>}
+                    <span className="row">
+                      {writable && (['PENDING', 'SCHEDULED', 'IN_PROGRESS'] as TaskStatus[]).includes(task.status) && (
+                        <button type="button" onClick={() => void taskAction(task, 'cancel')} aria-label={`Cancel task to ${task.targetNumber}`}>Cancel</button>
+                      )}
+                      {writable && (['PENDING', 'FAILED', 'CANCELLED'] as TaskStatus[]).includes(task.status) && (
+                        <button type="button" onClick={() => void taskAction(task, 'execute')} aria-label={`Run task to ${task.targetNumber}`}>Run</button>
+                      )}
+                      <button type="button" aria-expanded={open === task.id} onClick={() => setOpen(open === task.id ? null : task.id)} aria-label={`Attempts of task to ${task.targetNumber}`}>Attempts</button>
+                    </span>
+                    {open === task.id && <Attempts agentId={id} taskId={task.id} />}
+                  </li>
+                ))}
+                {column.total > column.tasks.length && <li className="note">and {column.total - column.tasks.length} more</li>}
+              </ul>
+            </section>
+          ))}
+        </div>
+      )}
+      {!board.data && !board.error && <Status>Loading…</Status>}
+      {writable && <CsvUpload agentId={id} onCreated={board.reload} />}
+    </>
+  );
+}

@@ -1,0 +1,89 @@
+import { sql, type Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
+
+/** A half-open range [from, to) of ISO 8601 UTC timestamps, as the service writes them. */
+export interface Range {
+  from: string;
+  to: string;
+}
+
+export interface OutcomeCount {
+  day: string;
+  outcome: string;
+  n: number;
+}
+
+/** The UTC day (YYYY-MM-DD) of a timestamp column: SQLite keeps ISO text in UTC, PostgreSQL a timestamptz. */
+function utcDay(dialect: Dialect, column: string) {
+  return dialect === 'postgres'
+    ? sql<string>`to_char(${sql.ref(column)} at time zone 'UTC', 'YYYY-MM-DD')`
+    : sql<string>`substr(${sql.ref(column)}, 1, 10)`;
+}
+
+/**
+ * Calls that ended in the range, by the UTC day they ended and their outcome: one range scan
+ * of the (organization_id, created_at, outcome) index of conclusions (migration 010).
+ */
+export async function conclusionsPerDay(db: Kysely<Database>, dialect: Dialect, organizationId: string, range: Range): Promise<OutcomeCount[]> {
+  const day = utcDay(dialect, 'created_at');
+  const rows = await db
+    .selectFrom('conclusions')
+    .select([day.as('day'), 'outcome', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('organization_id', '=', organizationId)
+    .where('created_at', '>=', range.from)
+    .where('created_at', '<', range.to)
+    .groupBy([day, 'outcome'])
+    .execute();
+  return rows.map((r) => ({ day: r.day, outcome: r.outcome, n: Number(r.n) }));
+}
+
+/**
+ * Nearest-rank percentiles of the assistant's answer latency, in one statement on both
+ * dialects: rank every answered turn of the range by latency (row_number) beside their count,
+ * and keep the values at rank ceil(p·n), written (p·n + 99) / 100 in integer division because
+ * SQLite has no ceil() without its math extension. The partial index of migration 010 holds
+ * exactly these rows; `kind` is a literal so both planners can use it.
+ */
+export async function turnLatency(db: Kysely<Database>, organizationId: string, range: Range): Promise<{ turns: number; p50: number | null; p95: number | null }> {
+  const ranked = db
+    .selectFrom('call_entries')
+    .select((eb) => [
+      'latency_ms',
+      eb.fn.agg<number>('row_number').over((o) => o.orderBy('latency_ms')).as('rn'),
+      eb.fn.countAll<number>().over().as('n'),
+    ])
+    .where('organization_id', '=', organizationId)
+    .where('kind', '=', sql.lit('assistant'))
+    .where('latency_ms', 'is not', null)
+    .where('at', '>=', range.from)
+    .where('at', '<', range.to)
+    .as('ranked');
+  const row = await db
+    .selectFrom(ranked)
+    .select([
+      (eb) => eb.fn.countAll<number | string>().as('turns'),
+      sql<number | null>`max(case when rn = (n * 50 + 99) / 100 then latency_ms end)`.as('p50'),
+      sql<number | null>`max(case when rn = (n * 95 + 99) / 100 then latency_ms end)`.as('p95'),
+    ])
+    .executeTakeFirstOrThrow();
+  const ms = (value: number | null) => (value === null ? null : Number(value));
+  return { turns: Number(row.turns), p50: ms(row.p50), p95: ms(row.p95) };
+}
+
+/** Tool webhook calls made in the range, and those that did not give the LLM a usable result (`detail.ok` false). */
+export async function toolCalls(db: Kysely<Database>, dialect: Dialect, organizationId: string, range: Range): Promise<{ invocations: number; errors: number }> {
+  const ok = dialect === 'postgres' ? sql<boolean>`(detail ->> 'ok') = 'true'` : sql<boolean>`json_extract(detail, '$.ok') = 1`;
+  const row = await db
+    .selectFrom('call_entries')
+    .select([
+      (eb) => eb.fn.countAll<number | string>().as('invocations'),
+      sql<number | string | null>`sum(case when ${ok} then 0 else 1 end)`.as('errors'),
+    ])
+    .where('organization_id', '=', organizationId)
+    .where('kind', '=', sql.lit('tool'))
+    .where('at', '>=', range.from)
+    .where('at', '<', range.to)
+    .executeTakeFirstOrThrow();
+  return { invocations: Number(row.invocations), errors: Number(row.errors ?? 0) };
+}

@@ -8,7 +8,13 @@ import { enqueueEvent } from '../../src/modules/events/outbox.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 
 /** Routes anyone may call; a new public route must be added here on purpose. */
-const PUBLIC = [/^\/$/, /^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/openapi\.json$/, /^\/docs/, /^\/api\/v1\/calls\/:callId\/ws$/, /^\/console/];
+// Public to the API token check; the Twilio webhook is authenticated by X-Twilio-Signature and the
+// media stream by its single-use token (test/calls/twilio.test.ts tries both).
+const PUBLIC = [
+  /^\/$/, /^\/healthz$/, /^\/readyz$/, /^\/metrics$/, /^\/openapi\.json$/, /^\/asyncapi\.json$/, /^\/docs/, /^\/console/,
+  /^\/api\/v1\/calls\/:callId\/ws$/, /^\/api\/v1\/calls\/:callId\/media-stream\/:token$/,
+  /^\/api\/v1\/vendors\/:vendorId\/organizations\/:organizationId\/twilio\/voice$/,
+];
 const SOME_ID = '5f0c7d1e-3b2a-4c4d-9e8f-0a1b2c3d4e5f';
 
 interface Route {

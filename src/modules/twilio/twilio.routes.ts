@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/envelope.ts';
+import { badRequest } from '../../http/errors.ts';
 import { OrgParams } from '../../http/schemas.ts';
 import type { CallDeps } from '../calls/calls.service.ts';
 import { TwiML, TwilioVoiceRequest } from './twilio.schemas.ts';
@@ -14,6 +15,8 @@ import { answerVoiceRequest, verifyTwilioRequest } from './twilio.service.ts';
  * organization prefix but outside the organization scope (which requires a bearer token): an
  * organization that does not exist simply has no credential, so it is the same 403.
  */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const twilioVoiceRoutes: FastifyPluginAsyncTypebox<{ deps: CallDeps }> = async (app, { deps }) => {
   // Form bodies are parsed here only: every other route stays JSON (a form body there is a 415).
   await app.register(formbody, { bodyLimit: 64 * 1024 });
@@ -33,7 +36,14 @@ export const twilioVoiceRoutes: FastifyPluginAsyncTypebox<{ deps: CallDeps }> = 
       body: TwilioVoiceRequest,
       response: { ...responses(200, Type.Null()), 200: { description: 'TwiML', content: { 'text/xml': { schema: TwiML } } } },
     },
-    preValidation: (request) => verifyTwilioRequest(deps.ctx, request),
+    // Before validation, so the signature is checked over the form exactly as Twilio sent it; the
+    // path's ids are checked here first, as validation would, since the check reads the database.
+    preValidation: (request) => {
+      const params = request.params as Record<string, string>;
+      const bad = (['vendorId', 'organizationId'] as const).filter((name) => !UUID.test(params[name] ?? ''));
+      if (bad.length) throw badRequest('Invalid path parameters', bad.map((name) => ({ path: name, message: 'must be a UUID' })));
+      return verifyTwilioRequest(deps.ctx, request);
+    },
   }, async (request, reply) => {
     const twiml = await answerVoiceRequest(deps, request);
     return reply.type('text/xml; charset=utf-8').send(twiml);

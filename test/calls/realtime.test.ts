@@ -221,11 +221,9 @@ for (const dialect of DIALECTS) {
       // Truncated to what went out before the cut, less what the client still had buffered (at most its 100 ms lead).
       const answer = fake.sent[from + 1]!;
       const outMs = ((audioBytes(client, startedAt).length - greetingBytes) / 2 / 16000) * 1000;
-      // The first cut is the answer's. On a loaded machine the caller's paced audio can stall long
-      // enough for the server VAD to hear a second start, and a second (correct) barge-in of the reply.
-      assert.ok(fake.truncations.length >= 1);
-      const [truncation] = fake.truncations;
-      assert.equal(truncation?.itemId, answer.itemId);
+      // On a loaded machine the greeting's last frames may still be counted as playing, and be cut too.
+      const truncation = fake.truncations.find((t) => t.itemId === answer.itemId);
+      assert.ok(truncation, `the answer ${answer.itemId} was truncated: ${JSON.stringify(fake.truncations)}`);
       assert.ok(truncation.audioEndMs <= outMs && truncation.audioEndMs >= outMs - 120, `audio_end_ms ${truncation.audioEndMs} for ${outMs} ms sent`);
       assert.ok(fake.cancels >= 1, `${fake.cancels} cancels`);
       assert.equal(answer.status, 'cancelled');

@@ -100,7 +100,8 @@ export class RealtimeVoice implements ConversingVoice {
     const cut = heardMs(this.output.clear());
     const { cancel } = this.answers.interrupt((answer: Answer) => {
       const heard = Math.min(cut.get(answer.itemId)?.heardMs ?? 0, answer.receivedMs);
-      if (answer.receivedMs > 0) this.client?.truncate(answer.itemId, heard);
+      // An answer heard to its end (its last frames still draining when the caller spoke) needs no truncate.
+      if (answer.receivedMs > 0 && heard < answer.receivedMs) this.client?.truncate(answer.itemId, heard);
       return heard;
     });
     if (cancel) this.client?.cancelResponse();

@@ -34,8 +34,9 @@ function formParams(body: unknown): FormParams {
  * and the path as received) and the form parameters; when the credential names an Account SID,
  * the request's `AccountSid` must be that one. Anything else is a 403 and nothing happens.
  */
-export async function verifyTwilioRequest(ctx: Context, request: FastifyRequest<{ Params: { vendorId: string; organizationId: string } }>): Promise<void> {
-  const { vendorId, organizationId } = request.params;
+// The request is taken untyped: it is called before validation (the params are checked by the route first).
+export async function verifyTwilioRequest(ctx: Context, request: FastifyRequest): Promise<void> {
+  const { vendorId, organizationId } = request.params as { vendorId: string; organizationId: string };
   const organization = await ctx.db.kysely.selectFrom('organizations').select('id').where('id', '=', organizationId).where('vendor_id', '=', vendorId).executeTakeFirst();
   const access = organization ? await resolveProviderAccess(ctx, organizationId, 'twilio') : null;
   const url = `${publicBase(ctx.config.publicUrl, request)}${request.url}`;
@@ -61,10 +62,10 @@ export async function verifyTwilioRequest(ctx: Context, request: FastifyRequest<
  * the number dialled, whose media stream Twilio connects to; a spoken refusal for a number none
  * answers; a busy signal when the organization is at its call limit.
  */
-export async function answerVoiceRequest(deps: CallDeps, request: FastifyRequest<{ Params: { organizationId: string }; Body: TwilioVoiceRequest }>): Promise<string> {
+export async function answerVoiceRequest(deps: CallDeps, request: FastifyRequest): Promise<string> {
   const { ctx } = deps;
-  const { organizationId } = request.params;
-  const form = request.body;
+  const { organizationId } = request.params as { organizationId: string };
+  const form = request.body as TwilioVoiceRequest;
   const called = dialledNumber(form.To);
   const answering = called ? await answeringAssistant(ctx.db.kysely, organizationId, called) : 'no_number';
   if (typeof answering === 'string') {

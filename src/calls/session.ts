@@ -101,6 +101,11 @@ export class CallSession {
     if (voice.kind === 'realtime') for (const { text, endedAt } of this.inbox.splice(0)) this.tell(voice, text, endedAt);
   }
 
+  /** Aborts when the call ends: what lives as long as the call listens to it. */
+  get lifetime(): AbortSignal {
+    return this.abort.signal;
+  }
+
   /** What a voice pipeline tells the session. */
   voiceHost(): VoiceHost {
     return {

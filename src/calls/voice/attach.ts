@@ -23,8 +23,10 @@ export interface VoiceOpening {
   plan: VoicePlan;
   link: AudioLink;
   host: VoiceHost;
-  /** Bounds the opening of the providers. */
+  /** Bounds the opening of the providers (the call ended, or they took too long to answer). */
   signal: AbortSignal;
+  /** The call's life: a session that closes itself when its signal aborts (STT) gets this one, never the opening bound. */
+  lifetime: AbortSignal;
   /** The assistant's prompt and tools: a realtime model is given them itself. */
   instructions: string | null;
   tools: readonly ToolWebhook[];
@@ -69,8 +71,9 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
     const ttsSession = await kit.tts(plan.tts.provider).open({ ...plan.tts.access, voice: plan.tts.voice, signal })
       .catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`tts:${plan.tts.provider}`, error))));
     tts = ttsSession;
+    // The STT session closes itself when its signal aborts: it must live as long as the call, not its opening.
     const sttSession = await kit.stt(plan.stt.provider).open({
-      ...plan.stt.access, signal,
+      ...plan.stt.access, signal: opening.lifetime,
       ...(plan.stt.model ? { model: plan.stt.model } : {}), ...(plan.stt.language ? { language: plan.stt.language } : {}),
     }).catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`stt:${plan.stt.provider}`, error))));
     stt = sttSession;

@@ -13,6 +13,9 @@ import type { CallTable } from './calls.table.ts';
 import { callRecorder, type CallDeps } from './calls.service.ts';
 import type { ResolveAccess } from './voice-plan.ts';
 
+/** How long a voice call's providers may take to open before the call fails saying which one. */
+const VOICE_OPEN_MS = 15_000;
+
 /** What running a connected call takes, whatever carries it (a WebSocket, a SIP call). */
 export interface CallRunDeps {
   deps: CallDeps;
@@ -79,7 +82,8 @@ export function startSession(run: Pick<CallRunDeps, 'voice'>, session: CallSessi
 /** Opens a started call's voice: the greeting waits for it, and a provider that fails ends the call saying why. */
 export function openCallVoice(run: Pick<CallRunDeps, 'voice'>, setup: CallSetup & { voice: VoicePlan }, link: AudioLink, session: CallSession, log: Log): void {
   openVoice(run.voice, {
-    plan: setup.voice, link, host: session.voiceHost(), signal: AbortSignal.timeout(15_000),
+    plan: setup.voice, link, host: session.voiceHost(),
+    signal: AbortSignal.any([session.lifetime, AbortSignal.timeout(VOICE_OPEN_MS)]), lifetime: session.lifetime,
     instructions: setup.systemPrompt, tools: setup.tools, controls: session.offeredControls(), log,
   })
     .then((v) => session.attachVoice(v))

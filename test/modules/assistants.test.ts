@@ -3,6 +3,20 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { hook, strategyBody, toolWebhook } from '../helpers/fixtures.ts';
+import Fastify from 'fastify';
+import { Envelope } from '../../src/http/envelope.ts';
+import { Assistant } from '../../src/modules/assistants/assistants.schemas.ts';
+
+/** What Fastify's serializer makes of `body` under the envelope schema of a read. */
+async function serializedBySchema(body: unknown): Promise<string> {
+  const app = Fastify();
+  app.get('/', { schema: { response: { 200: Envelope(Assistant) } } }, async () => body);
+  try {
+    return (await app.inject({ method: 'GET', url: '/' })).body;
+  } finally {
+    await app.close();
+  }
+}
 
 const MASK = '********';
 
@@ -49,6 +63,22 @@ for (const dialect of DIALECTS) {
         const read = await t.call('GET', res.headers.location);
         assert.deepEqual(read.json().data, data);
         assert.equal(read.headers.etag, res.headers.etag);
+      });
+
+      it('a read is what the response schema serialises, and each write is seen by the next read', async () => {
+        const created = (await t.call('POST', url, { body: full() })).json().data;
+        const itemUrl = `${url}/${created.id}`;
+        const first = await t.call('GET', itemUrl);
+        assert.equal(first.headers['content-type'], 'application/json; charset=utf-8');
+        assert.equal(first.body, await serializedBySchema(first.json()), 'byte for byte the schema serializer');
+        assert.equal((await t.call('GET', itemUrl)).json().data.name, 'Front desk');
+        assert.equal((await t.call('PUT', itemUrl, { body: full({ name: 'Renamed', extensions: [] }) })).statusCode, 200);
+        const read = (await t.call('GET', itemUrl)).json().data;
+        assert.deepEqual([read.name, read.extensions], ['Renamed', []]);
+        // Each read carries its own trace id and time, kept or not.
+        const again = await t.call('GET', itemUrl, { headers: { 'x-request-id': 'trace-two' } });
+        assert.equal(again.json().traceId, 'trace-two');
+        assert.equal(again.body, await serializedBySchema(again.json()));
       });
 
       it('create needs only a name; the rest reads as null or []', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { LRUCache } from 'lru-cache';
 import { Type } from 'typebox';
-import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendEnvelopeJson } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
@@ -14,6 +15,12 @@ export interface AssistantRouteOptions {
   kind: Kind;
   deps: AssistantDeps;
 }
+
+/** What the serialised reads kept per app and kind may hold, in characters. */
+const SHOWN_BYTES = 8 * 1024 * 1024;
+
+/** The read shape as Fastify's serializer compiler takes it (compiled once per route, kept by object). */
+const ASSISTANT_SCHEMA: Record<string, unknown> = { ...Assistant };
 
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'ETag from a GET; a stale one is a 412' })) });
 
@@ -33,6 +40,10 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const findOne = preparedFind(db, kind);
   // The id parameter's name depends on the kind, so TypeBox types the params as a record.
   const ids = (params: Record<string, string | undefined>) => ({ organizationId: params.organizationId ?? '', id: params[idParam] ?? '' });
+  // The read shape of a row as the response schema serialises it, kept per row version: a GET
+  // still reads the row (tenant scope, the current version), but parses the stored extensions
+  // and serialises them only when the version is new. Bounded by size; one per app and kind.
+  const shown = new LRUCache<string, string>({ maxSize: SHOWN_BYTES, sizeCalculation: (json) => json.length });
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
@@ -66,7 +77,14 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     const row = await findOne(organizationId, id);
     if (!row) throw notFound(Title);
     reply.header('etag', etagOf(row));
-    return envelope(request, toAssistant(row));
+    // The version changes with every write; updated_at too, should a row ever be written back.
+    const key = `${row.id}:${row.version}:${row.updated_at}`;
+    let data = shown.get(key);
+    if (data === undefined) {
+      data = reply.compileSerializationSchema(ASSISTANT_SCHEMA)(toAssistant(row));
+      shown.set(key, data);
+    }
+    return sendEnvelopeJson(request, reply, data);
   });
 
   updateRoutes(app, {

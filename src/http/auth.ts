@@ -110,9 +110,9 @@ export const authPlugin = fp(
       }
     });
     // Fail closed: a vendor or organization route must sit under its scope plugin, whose hook checks the tenant exists.
-    app.addHook('preHandler', async (request) => {
+    app.addHook('preHandler', (request, _reply, done) => {
       const scope = request.routeOptions.config.auth?.scope;
-      if ((scope === 'vendor' || scope === 'organization') && !request.tenantChecked) throw forbidden('Route has no tenant scope');
+      done((scope === 'vendor' || scope === 'organization') && !request.tenantChecked ? forbidden('Route has no tenant scope') : undefined);
     });
   },
   { name: 'parley-auth' },

@@ -62,22 +62,43 @@ export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutp
     return true;
   };
 
-  const refuse = (reply: FastifyReply, error: AppError) => {
+  const refuse = (reply: FastifyReply, error: AppError, done: (error: AppError) => void) => {
     reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-    throw error;
+    done(error);
   };
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (refuseSocket(request)) return reply.hijack();
+  // One 'close' listener per response does all its bookkeeping: a response emits 'close' once
+  // it is finished (after 'finish', its bytes handed to the kernel) or dropped, so it releases the
+  // request's place and the bytes onSend counted. (Three listeners each cost a listener array and
+  // a wrapper per request; see docs/performance.md.)
+  const heldBy = new WeakMap<FastifyReply, { bytes: number }>();
+  const track = (reply: FastifyReply, connection: { bytes: number; requests: number }, request: boolean) => {
+    const held = { bytes: 0 };
+    heldBy.set(reply, held);
+    if (request) connection.requests++;
+    reply.raw.once('close', () => {
+      if (request) connection.requests--;
+      total -= held.bytes;
+      connection.bytes -= held.bytes;
+      held.bytes = 0;
+    });
+    return held;
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (refuseSocket(request)) {
+      reply.hijack();
+      return done();
+    }
     const connection = of(request.raw.socket);
-    if (connection.requests >= limits.perConnectionRequests) return refuse(reply, pipelined());
-    connection.requests++;
-    reply.raw.once('close', () => connection.requests--);
-    if (total > limits.totalBytes) return refuse(reply, busy());
+    if (connection.requests >= limits.perConnectionRequests) return refuse(reply, pipelined(), done);
+    track(reply, connection, true);
+    if (total > limits.totalBytes) return refuse(reply, busy(), done);
+    done();
   });
 
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (refuseSocket(request)) return payload;
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, body: unknown) => void) => {
+    if (refuseSocket(request)) return done(null, payload);
     let body = payload;
     const safe = request.method === 'GET' || request.method === 'HEAD';
     if (safe && reply.statusCode < 300 && total > limits.totalBytes) {
@@ -91,20 +112,14 @@ export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutp
     if (typeof body === 'string' && body.length > LARGE_STRING) body = Buffer.from(body);
     const socket = request.raw.socket;
     // Nothing will be held for a client already gone, and its 'close' has passed: count nothing.
-    if (socket.destroyed || reply.raw.destroyed) return body;
+    if (socket.destroyed || reply.raw.destroyed) return done(null, body);
     const size = sizeOf(body);
     const connection = of(socket);
+    // A response refused before it took its place (pipelined too deep) is tracked from here.
+    const held = heldBy.get(reply) ?? track(reply, connection, false);
     total += size;
     connection.bytes += size;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      total -= size;
-      connection.bytes -= size;
-    };
-    reply.raw.once('finish', release);
-    reply.raw.once('close', release);
-    return body;
+    held.bytes += size;
+    done(null, body);
   });
 }

@@ -44,13 +44,15 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
  * the connection, so the client cannot keep it open by trickling the rest of the body.
  */
 export function closeAfterEarlyErrors(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+    done(null, payload);
   });
   // A WebSocket upgrade takes its socket out of the HTTP server's hands (no timeouts, no
   // keep-alive): refused before the WebSocket plugin saw it (429 from the flood guard, 503 when
   // busy), nothing else would ever close it, and a flood of refused upgrades would hold sockets.
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     if (request.headers.upgrade !== undefined && reply.statusCode >= 400) request.raw.socket.destroy();
+    done();
   });
 }

@@ -20,25 +20,28 @@ export const floodGuardPlugin = fp(
     const failures = new Map<string, { window: number; count: number }>();
     const windowOf = () => Math.floor(clock.now().getTime() / WINDOW_MS);
 
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       const entry = failures.get(request.ip);
-      if (!entry || entry.window !== windowOf() || entry.count < budget) return;
+      if (!entry || entry.window !== windowOf() || entry.count < budget) return done();
       reply.header('retry-after', String(Math.ceil((WINDOW_MS - (clock.now().getTime() % WINDOW_MS)) / 1000)));
       reply.header('connection', 'close');
-      throw new AppError(429, 'Too many failed requests from this address; slow down');
+      done(new AppError(429, 'Too many failed requests from this address; slow down'));
     });
 
-    app.addHook('onResponse', async (request, reply) => {
-      if (request.principal !== null || (reply.statusCode !== 401 && reply.statusCode !== 404)) return;
+    const countFailure = (ip: string) => {
       const window = windowOf();
-      let entry = failures.get(request.ip);
+      let entry = failures.get(ip);
       if (!entry || entry.window !== window) {
         entry = { window, count: 0 };
-        failures.delete(request.ip);
-        failures.set(request.ip, entry);
+        failures.delete(ip);
+        failures.set(ip, entry);
         if (failures.size > MAX_ADDRESSES) failures.delete(failures.keys().next().value as string);
       }
       entry.count++;
+    };
+    app.addHook('onResponse', (request, reply, done) => {
+      if (request.principal === null && (reply.statusCode === 401 || reply.statusCode === 404)) countFailure(request.ip);
+      done();
     });
   },
   { name: 'parley-flood-guard' },

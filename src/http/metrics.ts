@@ -23,11 +23,12 @@ export const metricsPlugin = fp(
       registers: [registry],
     });
     app.decorate('metrics', registry);
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       // The route pattern, never the raw URL, keeps label cardinality bounded.
       const labels = { method: request.method, route: request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched'), status: String(reply.statusCode) };
       requests.inc(labels);
       duration.observe(labels, reply.elapsedTime / 1000);
+      done();
     });
   },
   { name: 'parley-metrics' },

@@ -34,8 +34,9 @@ export const tokenRateLimitPlugin = fp(
       errorResponseBuilder: (_request, context) =>
         new AppError(429, `Rate limit of ${context.max} requests per ${WINDOW_MS / 1000} s reached for this token`),
     });
-    app.addHook('onSend', async (request, reply) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       if (request.principal) reply.header('ratelimit-policy', policy);
+      done(null, payload);
     });
   },
   { name: 'parley-rate-limit', dependencies: ['parley-auth'] },

@@ -34,14 +34,20 @@ export function tenantScope(level: 'vendor' | 'organization', db: Db, cache: Aut
       const scope = (route.config as { auth?: { scope?: string } } | undefined)?.auth?.scope;
       if (scope !== level) throw new Error(`${String(route.method)} ${route.url} is registered under the ${level} scope but its auth rule says ${String(scope)}`);
     });
-    app.addHook('onRequest', async (request: FastifyRequest) => {
+    // Not async: a tenant known in this epoch (nearly every request) passes without a promise.
+    app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
       const { vendorId = '', organizationId = '' } = request.params as Record<string, string | undefined>;
       const key = `${level}:${vendorId}:${organizationId}`;
-      if (!cache.tenantKnown(key, request.authEpoch)) {
-        await tenantExists(db, vendorId, level === 'organization' ? organizationId : null);
-        cache.rememberTenant(key, request.authEpoch);
+      if (cache.tenantKnown(key, request.authEpoch)) {
+        request.tenantChecked = true;
+        return done();
       }
-      request.tenantChecked = true;
+      const epoch = request.authEpoch;
+      tenantExists(db, vendorId, level === 'organization' ? organizationId : null).then(() => {
+        cache.rememberTenant(key, epoch);
+        request.tenantChecked = true;
+        done();
+      }, done);
     });
     await app.register(routes);
   };

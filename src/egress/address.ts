@@ -29,11 +29,18 @@ export interface HostLiteral {
 
 export type IPv4Embedding = 'ipv4-mapped' | 'ipv4-translated' | 'ipv4-compatible' | 'nat64' | '6to4';
 
+/** Every character an inet_aton IPv4 spelling may hold: decimal, octal and 0x-hexadecimal parts, dots. */
+const INET_ATON_CHARACTERS = /^[\da-fx.]+$/i;
+
 /** An inet_aton IPv4 spelling in canonical dotted-quad form, or null when it is not one. */
 function parseIPv4(text: string): string | null {
   // The WHATWG quirks (see above): one trailing dot, and "0x" alone meaning 0.
   const parts = text.replace(/(?<=.)\.$/, '').split('.').map((part) => (/^0x$/i.test(part) ? '0' : part));
   const spelled = parts.join('.');
+  // A name (nearly every host) has a character no inet_aton spelling has: answered without asking
+  // ipaddr.js, whose isValid throws and catches an exception for each name (a tenth of the CPU
+  // of creating an assistant with five tool webhooks, see docs/performance.md).
+  if (!INET_ATON_CHARACTERS.test(spelled)) return null;
   return ipaddr.IPv4.isValid(spelled) ? ipaddr.IPv4.parse(spelled).toString() : null;
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startEvalWorker } from './eval-worker.ts';
 import { sileroModelPath, type SileroModel, type SileroStep } from './vad-model.ts';
 
 /**
@@ -15,7 +16,6 @@ type FromWorker =
   | { kind: 'step'; id: number; probability: number; state: Float32Array }
   | { kind: 'fail'; id: number; message: string };
 
-// A CommonJS eval worker, so it needs no file of its own next to compiled or tsx-run sources.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const ort = require(workerData.ortPath);
@@ -51,23 +51,7 @@ const STATE_SIZE = 2 * 1 * 128;
 
 export async function loadSileroWorker(modelPath: string = sileroModelPath()): Promise<SileroModel> {
   const ortPath = createRequire(import.meta.url).resolve('onnxruntime-node');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ortPath, modelPath } });
-  await new Promise<void>((resolve, reject) => {
-    const onMessage = (message: FromWorker) => {
-      worker.off('error', onError);
-      if (message.kind === 'ready') resolve();
-      else reject(new Error(`Silero VAD failed to load: ${message.kind === 'load-failed' ? message.message : message.kind}`));
-    };
-    const onError = (error: Error) => {
-      worker.off('message', onMessage);
-      reject(error);
-    };
-    worker.once('message', onMessage);
-    worker.once('error', onError);
-  }).catch(async (error: unknown) => {
-    await worker.terminate();
-    throw error;
-  });
+  const { worker } = await startEvalWorker('Silero VAD', WORKER_SOURCE, { ortPath, modelPath });
   return new WorkerSileroModel(worker);
 }
 

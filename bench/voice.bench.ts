@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect, type CallClient } from '../test/calls/support/client.ts';
+import { connect, talk, type CallClient } from '../test/calls/support/client.ts';
 import { startLlmServer } from '../test/calls/support/llm-server.ts';
 import { ADMIN_TOKEN, buildTestApp, createTenant } from '../test/helpers/app.ts';
 import { createTestDatabase } from '../test/helpers/dialects.ts';
@@ -47,16 +47,6 @@ const STRATEGY = {
   parameters: { model: 'bench', outputSampleRate: 16000, voice: { provider: 'elevenlabs', voiceId: 'Rachel' }, vad: { stopDuration: 0.5 }, transcriber: { provider: 'deepgram', model: 'nova-3', language: 'en' } },
 };
 
-/** Sends PCM as 20 ms frames in real time. */
-async function talk(client: CallClient, pcm: Int16Array): Promise<void> {
-  const start = performance.now();
-  for (let i = 0, n = 0; i < pcm.length; i += RATE / 50, n++) {
-    const frame = pcm.subarray(i, i + RATE / 50);
-    client.sendAudio(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
-    const wait = start + (n + 1) * 20 - performance.now();
-    if (wait > 0) await sleep(wait);
-  }
-}
 
 async function latency(utterance: Int16Array) {
   const f = await fakes();

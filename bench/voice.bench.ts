@@ -5,7 +5,8 @@
  *     first token, TTS first audio), which are printed beside it. Target p50 < 30 ms.
  *  2. 50 concurrent voice calls on this machine, the service in its own process: how late its
  *     20 ms frames go out (p50/p99/max, from its /metrics) and its RSS, against the same service
- *     with one call, measured in the same run. Targets: p99 <= 20 ms, RSS < 400 MB.
+ *     with one call, measured in the same run. Targets: p99 <= 20 ms, RSS < 400 MB. The service is
+ *     the built one (dist/, as `npm start` runs it; scripts/bench.sh builds it first).
  * Run: npm run bench -- bench/voice.bench.ts
  */
 import { readFileSync } from 'node:fs';
@@ -89,7 +90,7 @@ async function load(calls: number, utterance: Int16Array) {
   const service = await startService({
     ...f.env, PORT: String(port), DATABASE_URL: database.url, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, PARLEY_EGRESS_ALLOW: '127.0.0.0/8',
     PARLEY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), PARLEY_MAX_CALLS_PER_ORGANIZATION: String(calls + 10),
-  });
+  }, { built: true });
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(service.base + path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     return (await res.json()) as { data: any };

@@ -211,11 +211,9 @@ for (const dialect of DIALECTS) {
       await until('registered', credential, (c) => c.registration?.state === 'registered');
       const patched = await w.api('PATCH', credentialUrl, { register: false });
       assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      assert.equal((await credential()).registration, null);
       await until('no binding', () => k.bindings(k.username), (n) => n === 0);
-      const read = await credential();
-      assert.equal(read.registration, null);
-      const rows = await w.t.ctx.db.kysely.selectFrom('sip_registrations').selectAll().execute();
-      assert.deepEqual(rows, []);
+      await until('no registration row', () => w.t.ctx.db.kysely.selectFrom('sip_registrations').selectAll().execute(), (rows) => rows.length === 0);
     });
   });
 }

@@ -7,7 +7,7 @@ import type { InviteHandler } from '../../sip/endpoint.ts';
 import type { IncomingCall } from '../../sip/inbound.ts';
 import type { RtpSession } from '../../sip/rtp/session.ts';
 import { SdpNegotiationError, type CodecName } from '../../sip/sdp.ts';
-import { failCall, type CallRunDeps } from '../calls/call-run.ts';
+import { failCall, prepareCall, type CallRunDeps } from '../calls/call-run.ts';
 import type { CallTable } from '../calls/calls.table.ts';
 import { insertLiveCall } from '../calls/calls.service.ts';
 import { CREDENTIAL_LOCK, credentialLoad } from '../sip/credential-load.ts';
@@ -77,17 +77,25 @@ async function take(telephony: Telephony, run: CallRunDeps, call: IncomingCall):
     media.session.close();
     throw err;
   }
+  // Prepared before the answer, so the session starts with the dialog: the greeting goes out at
+  // once and a key pressed right after the answer is not lost.
+  const setup = await prepareCall(run, row).catch(() => null);
+  if (!setup) {
+    // prepareCall ended the record as failed, saying why.
+    media.session.close();
+    return call.reject(480);
+  }
   let dialog;
   try {
     dialog = call.answer(media.sdp);
   } catch {
-    // The caller gave up (CANCEL) while the record was made.
+    // The caller gave up (CANCEL) while the call was being prepared.
     media.session.close();
     return failCall(run.deps, row.id, 'client_disconnected');
   }
   const callLog = log.child({ callId: row.id });
   callLog.info({ organizationId: route.organizationId, number: route.number }, 'incoming SIP call answered');
-  await runSipCall(run, { row, dialog, rtp: media.session, codec: media.codec, log: callLog });
+  await runSipCall(run, { row, dialog, rtp: media.session, codec: media.codec, log: callLog, setup });
 }
 
 /** The endpoint's INVITE handler: every incoming call taken as `take` says; an error is a 500. */

@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { readWav, segmentedCorrelation, writeWav } from '../helpers/audio.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { REGISTRATION_LEASE_MS, TrunkRegistrations } from '../../src/modules/telephony/registrations.ts';
+import { SipEndpoint } from '../../src/sip/endpoint.ts';
 import { startBaresip } from '../helpers/baresip.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { toolSchema } from '../helpers/fixtures.ts';
@@ -205,6 +208,33 @@ for (const dialect of DIALECTS) {
         }
       }
       assert.equal((await w.t.ctx.db.kysely.selectFrom('calls').select('id').execute()).length, before.length, 'no call records');
+    });
+
+    it('one process registers per credential: another leaves it alone while the lease runs, and takes over when it has run out', { timeout: 60_000 }, async () => {
+      await until('registered', credential, (c) => c.registration?.state === 'registered');
+      const owner = async () => (await w.t.ctx.db.kysely.selectFrom('sip_registrations').select('owner').where('sip_credential_id', '=', credentialId).executeTakeFirst())?.owner;
+      const endpoint = await SipEndpoint.start({ host: '127.0.0.1', port: 0 });
+      // A second process on the same database, whose clock can be moved past the lease.
+      const clock = new ManualClock(new Date());
+      const other = new TrunkRegistrations({ endpoint }, { db: w.t.ctx.db, clock, log: w.t.ctx.log, secrets: w.t.ctx.secrets, processId: 'other-process' });
+      try {
+        await other.sync();
+        assert.equal(await owner(), w.t.ctx.processId);
+        assert.equal(await k.bindings(k.username), 1, 'only the lease holder registers');
+        clock.advance(REGISTRATION_LEASE_MS + 1000);
+        await other.sync();
+        assert.equal(await owner(), 'other-process');
+        await until('the other process registered', credential, (c) => c.registration?.state === 'registered');
+        // A write through the API makes the first process look at once: it lost the lease, so it un-registers.
+        assert.equal((await w.api('PATCH', credentialUrl, { name: 'Trunk (main)' })).status, 200);
+        await until('one binding left', () => k.bindings(k.username), (n) => n === 1);
+      } finally {
+        await other.close();
+        await endpoint.close();
+      }
+      // The lease is free again: the first process takes it back at its next look.
+      assert.equal((await w.api('PATCH', credentialUrl, { name: 'Trunk' })).status, 200);
+      await until('registered by this process again', owner, (o) => o === w.t.ctx.processId);
     });
 
     it('stops the registration when the credentials no longer ask for one: null status, no binding left', { timeout: 30_000 }, async () => {

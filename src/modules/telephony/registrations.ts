@@ -31,7 +31,7 @@ export class TrunkRegistrations {
   #again = false;
   #closed = false;
 
-  constructor(private readonly telephony: Telephony, private readonly ctx: Pick<Context, 'db' | 'clock' | 'log' | 'secrets' | 'processId'>) {}
+  constructor(private readonly telephony: Pick<Telephony, 'endpoint'>, private readonly ctx: Pick<Context, 'db' | 'clock' | 'log' | 'secrets' | 'processId'>) {}
 
   start(): void {
     void this.sync();

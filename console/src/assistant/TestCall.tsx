@@ -24,6 +24,7 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
   const [state, setState] = useState<State>('idle');
   const [voice, setVoice] = useState(false);
   const [muted, setMuted] = useState(false);
+  const [processing, setProcessing] = useState(true);
   const [played, setPlayed] = useState({ samples: 0, rate: 0 });
   const [callId, setCallId] = useState<string | null>(null);
   const [userValues, setUserValues] = useState('{}');
@@ -61,7 +62,7 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
             if (live.current && socket.current?.readyState === WebSocket.OPEN) socket.current.send(frame);
           },
           onPlayed: (samples, rate) => setPlayed({ samples, rate }),
-        });
+        }, processing);
       }
       const body = { userValues: JSON.parse(userValues || '{}') as Record<string, unknown>, ...(withVoice ? { audio: CALL_AUDIO } : {}) };
       const call = await data(kind === 'agent'
@@ -125,6 +126,10 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
             <TextArea label="userValues (JSON)" rows={2} value={userValues} onChange={(e) => setUserValues(e.target.value)} hint="Fill {{placeholders}} in the prompt and greeting" />
             <button type="button" className="primary" onClick={() => void start(false)}>{again ? 'Start another text call' : 'Start text call'}</button>
             <button type="button" className="primary" onClick={() => void start(true)} aria-describedby="talk-hint">{again ? 'Talk again' : 'Talk'}</button>
+            <label className="check">
+              <input type="checkbox" checked={processing} onChange={(e) => setProcessing(e.target.checked)} />
+              Echo cancellation and noise suppression
+            </label>
           </div>
         )
         : (
@@ -134,7 +139,10 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
             {voice && state === 'live' && <span className="note" role="status">{muted ? 'Microphone muted' : 'Listening…'}</span>}
           </div>
         )}
-      <p id="talk-hint" className="hint">Talk uses the microphone and speaker (the browser asks for the microphone once).</p>
+      <p id="talk-hint" className="hint">
+        Talk uses the microphone and speaker (the browser asks for the microphone once). Keep echo cancellation on with
+        speakers, or the assistant hears itself; off, the service gets the microphone unchanged.
+      </p>
       {micError && <div className="error-box" role="alert"><p>{micError}</p></div>}
       <ErrorBox error={error} />
       <CallTimeline timeline={timeline} />

@@ -40,15 +40,20 @@ function microphoneMessage(error: unknown): string {
   return `The microphone could not be opened: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-/** Asks for the microphone and starts both worklets. Throws MicrophoneError when the browser refuses. */
-export async function openVoiceAudio(events: VoiceAudioEvents): Promise<VoiceAudio> {
+/**
+ * Asks for the microphone and starts both worklets. Throws MicrophoneError when the browser refuses.
+ * `processing`: the browser's echo cancellation, noise suppression and gain control. With
+ * speakers they keep the assistant from hearing itself (and stopping at its own voice); they
+ * also reshape the signal, so without them the service gets the microphone's samples unchanged.
+ */
+export async function openVoiceAudio(events: VoiceAudioEvents, processing: boolean): Promise<VoiceAudio> {
   if (!window.isSecureContext || !navigator.mediaDevices?.getUserMedia) {
     throw new MicrophoneError('The microphone needs a secure context: open the console over https, or at localhost or 127.0.0.1.');
   }
   let stream: MediaStream;
   try {
     // The browser's echo cancellation stays on: with speakers, the assistant would otherwise hear itself and stop talking.
-    stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
+    stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: processing, noiseSuppression: processing, autoGainControl: processing } });
   } catch (error) {
     throw new MicrophoneError(microphoneMessage(error));
   }

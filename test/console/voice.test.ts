@@ -124,8 +124,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
       const { page } = b;
       await signIn(page);
 
-      const created = await t.call('POST', `${tenant.orgPath}/provider-credentials`, { body: { provider: 'deepgram', apiKey: DG_KEY, baseUrl: stt.url } });
-      assert.equal(created.statusCode, 201, created.body);
+      await addDeepgramCredential(page);
 
       await page.goto(`/console/assistants/${assistantId}`);
       await page.getByRole('heading', { name: 'Front desk' }).waitFor();
@@ -171,7 +170,52 @@ for (const [index, dialect] of DIALECTS.entries()) {
       assert.deepEqual(call.transcript.map((e: { role: string; text: string }) => [e.role, e.text]), [['assistant', 'Hello.'], ['user', QUESTION], ['assistant', ANSWER]]);
       assert.equal(stt.requests[0]?.authorization, `Token ${DG_KEY}`);
       assert.deepEqual(stt.problems, []);
+      await deleteCredential(page);
       assert.deepEqual(b.problems, [], 'no console error, failed request or unexpected error answer');
+      assert.deepEqual(b.unmet(), [], 'every deliberate API error happened');
+    }
+
+    /** The provider credentials page: a field error from the API at its field, then the key stored and shown masked. */
+    async function addDeepgramCredential(page: Page): Promise<void> {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Providers' }).click();
+      await page.getByText('No provider credentials yet.').waitFor();
+      const form = page.getByRole('form', { name: 'New provider credential' });
+      await form.getByLabel('Provider').selectOption('deepgram');
+      await form.getByLabel('API key').fill(DG_KEY);
+      // A private address the egress policy does not allow: refused by the API, shown under Base URL.
+      await form.getByLabel('Base URL').fill('ws://10.20.30.40');
+      b.expectFailure(/\/provider-credentials$/, 400);
+      await form.getByRole('button', { name: 'Add credential' }).click();
+      const baseUrl = form.getByLabel('Base URL');
+      await form.locator('input[aria-invalid="true"][type="url"]').waitFor();
+      const describedBy = (await baseUrl.getAttribute('aria-describedby')) ?? '';
+      assert.match((await page.locator(`[id="${describedBy.split(' ').at(-1)}"]`).textContent()) ?? '', /egress/, 'the baseUrl error is shown at its field');
+      if (index === 0) assert.deepEqual(await captureLooks(page, SHOTS, 'provider-credentials-field-error'), []);
+      await baseUrl.fill(stt.url);
+      await form.getByRole('button', { name: 'Add credential' }).click();
+      const row = page.getByRole('row', { name: /deepgram/ });
+      await row.getByText('********').waitFor();
+      assert.ok(!(await page.locator('main').innerText()).includes(DG_KEY), 'the key is never shown');
+      const [stored] = (await t.call('GET', `${tenant.orgPath}/provider-credentials`)).json().data;
+      assert.deepEqual([stored.provider, stored.baseUrl, stored.apiKey], ['deepgram', stt.url, '********']);
+
+      // Replacing: a new base URL needs the key again; the API says so at the key's field.
+      await row.getByRole('button', { name: 'Replace deepgram' }).click();
+      const replace = page.getByRole('form', { name: 'Replace deepgram credential' });
+      await replace.getByLabel('Base URL').fill(`${stt.url}/other`);
+      b.expectFailure(/\/provider-credentials\/[\da-f-]+$/, 400);
+      await replace.getByRole('button', { name: 'Save' }).click();
+      await replace.locator('input[aria-invalid="true"][type="password"]').waitFor();
+      await replace.getByRole('button', { name: 'Cancel' }).click();
+      if (index === 0) assert.deepEqual(await captureLooks(page, SHOTS, 'provider-credentials'), []);
+    }
+
+    async function deleteCredential(page: Page): Promise<void> {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Providers' }).click();
+      await page.getByRole('button', { name: 'Delete deepgram' }).click();
+      await page.getByRole('button', { name: 'Delete deepgram for good' }).click();
+      await page.getByText('No provider credentials yet.').waitFor();
+      assert.equal((await t.call('GET', `${tenant.orgPath}/provider-credentials`)).json().totalElements, 0);
     }
   });
 }

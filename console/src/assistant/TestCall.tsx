@@ -36,8 +36,11 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
   const live = useRef(false);
   const started = useRef(0);
 
-  const closeAudio = () => {
-    void audio.current?.close();
+  const hungUp = useRef(false);
+
+  /** The speaker plays out what it holds (up to a second) unless the user hung up. */
+  const closeAudio = (drainMs = 0) => {
+    void audio.current?.close(drainMs);
     audio.current = null;
   };
   useEffect(() => () => {
@@ -54,6 +57,7 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
     setMuted(false);
     setPlayed({ samples: 0, rate: 0 });
     setState('connecting');
+    hungUp.current = false;
     try {
       // The microphone first: a refused permission starts no call.
       if (withVoice) {
@@ -91,7 +95,7 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
       ws.onclose = () => {
         live.current = false;
         setState('ended');
-        closeAudio();
+        closeAudio(hungUp.current ? 0 : 1000);
       };
       ws.onerror = () => setError(new Error('The call connection failed'));
     } catch (e) {
@@ -110,7 +114,11 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
     setTimeline((t) => ({ ...t, entries: [...t.entries, { kind: 'user', text, at }] }));
     setText('');
   };
-  const hangUp = () => socket.current?.send(JSON.stringify({ type: 'end' }));
+  const hangUp = () => {
+    hungUp.current = true;
+    audio.current?.clear();
+    socket.current?.send(JSON.stringify({ type: 'end' }));
+  };
   const toggleMute = () => {
     audio.current?.setMuted(!muted);
     setMuted(!muted);

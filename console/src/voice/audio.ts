@@ -14,8 +14,11 @@ export interface VoiceAudio {
   /** Drops the audio queued for the speaker (the caller interrupted the answer). */
   clear(): void;
   setMuted(muted: boolean): void;
-  /** Stops the microphone and the speaker; idempotent. */
-  close(): Promise<void>;
+  /**
+   * Stops the microphone at once and the speaker once it has played what it holds, for at most
+   * `drainMs` (0: at once; the call's last words, say a goodbye, are otherwise cut). Idempotent.
+   */
+  close(drainMs?: number): Promise<void>;
 }
 
 export interface VoiceAudioEvents {
@@ -68,7 +71,13 @@ export async function openVoiceAudio(events: VoiceAudioEvents, processing: boole
     mic.port.onmessage = (event: MessageEvent<ArrayBuffer>) => events.onFrame(event.data);
     context.createMediaStreamSource(stream).connect(mic);
     const player = new AudioWorkletNode(context, 'parley-player', { numberOfInputs: 0, numberOfOutputs: 1, outputChannelCount: [1] });
-    player.port.onmessage = (event: MessageEvent<PlayerMessage>) => events.onPlayed(event.data.played, context.sampleRate);
+    let buffered = 0;
+    let drained: (() => void) | null = null;
+    player.port.onmessage = (event: MessageEvent<PlayerMessage>) => {
+      buffered = event.data.buffered;
+      events.onPlayed(event.data.played, context.sampleRate);
+      if (buffered === 0) drained?.();
+    };
     player.connect(context.destination);
     await context.resume();
     let closed = false;
@@ -76,10 +85,18 @@ export async function openVoiceAudio(events: VoiceAudioEvents, processing: boole
       play: (frame) => player.port.postMessage(frame, [frame]),
       clear: () => player.port.postMessage('clear'),
       setMuted: (muted) => stream.getAudioTracks().forEach((track) => (track.enabled = !muted)),
-      async close() {
+      async close(drainMs = 0) {
         if (closed) return;
         closed = true;
-        mic.port.onmessage = player.port.onmessage = null;
+        mic.port.onmessage = null;
+        stream.getTracks().forEach((track) => track.stop());
+        if (drainMs > 0 && buffered > 0) {
+          await new Promise<void>((resolve) => {
+            drained = resolve;
+            setTimeout(resolve, drainMs);
+          });
+        }
+        player.port.onmessage = null;
         await stop();
       },
     };

@@ -138,8 +138,8 @@ for (const [index, dialect] of DIALECTS.entries()) {
       await page.getByLabel('Echo cancellation and noise suppression').uncheck();
       await page.getByRole('button', { name: 'Talk', exact: true }).click();
       const timeline = page.getByRole('list', { name: 'Call timeline' });
-      // The greeting is heard, not shown: the service sends no assistant_message for a voice call's greeting.
       await timeline.getByText('Call started').waitFor();
+      await timeline.getByText('Assistant: Hello.').waitFor({ timeout: 30_000 });
       await timeline.getByText(`You: ${QUESTION}`).waitFor({ timeout: 30_000 });
       await timeline.getByText(`Assistant: ${ANSWER}`).waitFor({ timeout: 30_000 });
 

@@ -110,7 +110,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('calls the phone through the trunk: it hears the greeting, the STT hears it, a tool sees both numbers, end_call hangs up, the task completes', { timeout: 90_000 }, async () => {
+  it('calls the phone through the trunk: it hears the greeting, the STT hears it, a tool sees both numbers, a key press reaches the LLM, end_call hangs up, the task completes', { timeout: 90_000 }, async () => {
     const agentId = await agentVia({ hostname: '127.0.0.1', port: k.udpPort, transport: 'udp', username: k.username, password: k.password }, {
       systemPromptGreeting: GREETING,
       extensions: [
@@ -122,10 +122,20 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     const llmFrom = w.llm.requests.length;
     w.llm.respond = (_body, index) => index === 0
       ? { toolCalls: [{ id: 'call_1', name: 'lookup_order', arguments: '{"orderNumber":"A-17"}' }] }
-      : index === 1 ? { toolCalls: [{ id: 'call_2', name: 'end_call', arguments: JSON.stringify({ message: LAST }) }] }
-        : { text: 'This must never be said.' };
+      : index === 1 ? { text: 'It arrives tomorrow.' }
+        : index === 2 ? { toolCalls: [{ id: 'call_2', name: 'end_call', arguments: JSON.stringify({ message: LAST }) }] }
+          : { text: 'This must never be said.' };
     const ttsFrom = tts.sent.length;
     const taskId = await task(agentId);
+    // Once the agent has answered, the phone presses 4 (RFC 4733 through Kamailio); the LLM reads it and hangs up.
+    const until = performance.now() + 40_000;
+    while (w.llm.requests.length < llmFrom + 2) {
+      if (performance.now() > until) throw new Error(`the LLM was asked ${w.llm.requests.length - llmFrom} times`);
+      await w.t.app.runner.tick();
+      await sleep(50);
+    }
+    const pressed = await phone!.command('sndcode', '4');
+    assert.ok(pressed.ok, pressed.data);
     const done = await settled(agentId, taskId, 60_000);
     assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
     assert.ok(done.conclusionId, 'the task keeps the call conclusion');
@@ -133,7 +143,10 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     const call = await w.t.ctx.db.kysely.selectFrom('calls').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
     assert.equal(call.conclusion_id, done.conclusionId);
     assert.equal(call.end_reason, 'assistant_ended', 'the agent hung up with end_call');
-    assert.equal(w.llm.requests.length, llmFrom + 2, 'the LLM is not asked again after end_call');
+    assert.equal(w.llm.requests.length, llmFrom + 3, 'the LLM is not asked again after end_call');
+    assert.deepEqual(w.llm.requests[llmFrom + 2].messages.at(-1), { role: 'user', content: 'the caller pressed 4' }, 'the key reached the LLM as text');
+    const entries = await w.t.ctx.db.kysely.selectFrom('call_entries').select(['kind', 'text']).where('call_id', '=', call.id).where('kind', '=', 'dtmf').execute();
+    assert.deepEqual(entries, [{ kind: 'dtmf', text: '4' }]);
     // Our BYE reached the phone (its file still had 20 s of silence to play).
     await phone!.waitEvent('CALL_CLOSED', () => true, 10_000);
     assert.deepEqual(json(call.transport), { type: 'sip', calledNumber: PHONE, callingNumber: `${AGENT_NUMBER.slice(0, -1)}${n}` });

@@ -27,6 +27,8 @@ export interface KamailioOptions {
   did?: string;
   /** proxy: INVITEs whose From user matches this regular expression must authenticate (407). */
   authFrom?: string;
+  /** proxy: REFERs whose Refer-To matches this regular expression are answered 501, not relayed. */
+  refuseReferTo?: string;
 }
 
 export interface Kamailio {
@@ -108,6 +110,7 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     ALGORITHM: options.algorithm ?? 'MD5',
     DID: options.did ?? '+15550199',
     AUTH_FROM: options.authFrom ?? '^[+]1555000',
+    REFUSE_REFER_TO: options.refuseReferTo ?? '^never$',
   };
   const cfgPath = join(dir, 'kamailio.cfg');
   try {

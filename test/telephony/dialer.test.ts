@@ -151,8 +151,15 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     await phone!.waitEvent('CALL_CLOSED', () => true, 10_000);
     assert.deepEqual(json(call.transport), { type: 'sip', calledNumber: PHONE, callingNumber: `${AGENT_NUMBER.slice(0, -1)}${n}` });
     assert.deepEqual(json(call.audio), { encoding: 'mulaw', sampleRate: 8000 });
-    const media = json(call.media);
+    // The call's read shape carries the RTP and RTCP figures of both directions.
+    const read = await w.api('GET', `${w.tenant.orgPath}/calls/${call.id}`);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    const { media } = read.body.data;
+    assert.deepEqual(media, json(call.media));
     assert.ok(media.packetsSent > 50 && media.packetsReceived > 200, JSON.stringify(media));
+    assert.ok(media.packetsLost >= 0 && media.packetsLost < media.packetsReceived / 10 && media.jitterMs >= 0, JSON.stringify(media));
+    // baresip reports on our stream every few seconds: the call lasts longer than that.
+    assert.ok(media.remote && media.remote.fractionLost >= 0 && media.remote.jitterMs >= 0, JSON.stringify(media));
 
     // The phone heard the greeting as the TTS made it, through mu-law both ways.
     const greeting = tts.sent[ttsFrom];

@@ -58,7 +58,7 @@ import { twilioVoiceRoutes } from './modules/twilio/twilio.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { createToolSpecAjv } from './http/validation.ts';
 import { sipDialer } from './modules/telephony/sip-dialer.ts';
-import { startTelephony } from './modules/telephony/telephony.ts';
+import { openTelephony } from './modules/telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
@@ -156,7 +156,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const voice = options.voice ?? createVoiceKit();
   const callRun: CallRunDeps = { deps: calls, runtime: processCallRuntime(calls, llm), voice, resolveAccess: organizationAccess(ctx) };
   // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
-  const telephony = !options.dialer && config.dialer === 'sip' ? await startTelephony(ctx) : null;
+  const telephony = !options.dialer && config.dialer === 'sip' ? await openTelephony(ctx) : null;
   if (telephony) app.addHook('onClose', () => telephony.close());
   const dialer = options.dialer ?? (telephony ? sipDialer(telephony, callRun, config) : undefined);
   const runner = buildRunner(ctx, dialer ? { dialer } : {});

@@ -31,7 +31,8 @@ const STDERR_TAIL = 4_000;
  */
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [...PARLEY, 'serve'], {
-    env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', ...env },
+    // PARLEY_DIALER defaults to sip: a service binds a SIP port only when the test asks for one.
+    env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', PARLEY_DIALER: 'none', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const reap = () => child.kill('SIGKILL');

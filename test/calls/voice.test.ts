@@ -9,7 +9,7 @@ import { durationRatio, energyBounds, similarity } from '../voice/support/compar
 import { bandLimited, silence, speech } from '../voice/support/speech.ts';
 import { createDecoder, createEncoder, type AudioFormat } from '../../src/voice/audio/format.ts';
 import type { CallClient } from './support/client.ts';
-import { connect } from './support/client.ts';
+import { connect, talk } from './support/client.ts';
 import { startReceiver } from './support/receiver.ts';
 import { toolSchema } from '../helpers/fixtures.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
@@ -25,16 +25,6 @@ const pcmOf = (chunks: { bytes: Buffer }[]) => {
   return new Int16Array(all.buffer, all.byteOffset, Math.floor(all.length / 2));
 };
 
-/** Sends PCM as 20 ms binary frames, in real time (as a microphone would). */
-async function talk(client: CallClient, pcm: Int16Array): Promise<void> {
-  const start = performance.now();
-  for (let i = 0, n = 0; i < pcm.length; i += RATE / 50, n++) {
-    const frame = pcm.subarray(i, i + RATE / 50);
-    client.sendAudio(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
-    const wait = start + (n + 1) * 20 - performance.now();
-    if (wait > 0) await sleep(wait);
-  }
-}
 
 /** The samples of `signal` between its energy bounds (where the speech is). */
 function speechPart(signal: Int16Array): Int16Array {

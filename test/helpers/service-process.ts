@@ -29,8 +29,10 @@ const STDERR_TAIL = 4_000;
  * kills the child and waits for it to be gone before throwing, so no test leaves one behind;
  * and a child still running when this test process exits is killed with it.
  */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...PARLEY, 'serve'], {
+export async function startService(env: Record<string, string>, options: { built?: boolean } = {}): Promise<ServiceProcess> {
+  // built: the compiled dist/cli.js, as `npm start` runs it (benches measure what users run).
+  const command = options.built ? ['dist/cli.js'] : PARLEY;
+  const child = spawn(process.execPath, [...command, 'serve'], {
     // PARLEY_DIALER defaults to sip: a service binds a SIP port only when the test asks for one.
     env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', PARLEY_DIALER: 'none', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

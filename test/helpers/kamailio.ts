@@ -29,6 +29,14 @@ export interface KamailioOptions {
   authFrom?: string;
   /** proxy: REFERs whose Refer-To matches this regular expression are answered 501, not relayed. */
   refuseReferTo?: string;
+  /**
+   * Another config to run (docs/kamailio/dispatcher.cfg): its {{NAME}} placeholders take the
+   * usual values, DIR (the run folder) and `values`. `files` are written into DIR first,
+   * templated the same way (a dispatcher list, say).
+   */
+  config?: URL;
+  values?: Record<string, string>;
+  files?: Record<string, URL>;
 }
 
 export interface Kamailio {
@@ -37,6 +45,8 @@ export interface Kamailio {
   tcpPort: number;
   username: string;
   password: string;
+  /** Runs an RPC command (kamcmd) and answers its output. */
+  rpc(...args: string[]): Promise<string>;
   /** Number of contacts Kamailio currently holds for `user`. */
   bindings(user: string): Promise<number>;
   stop(): Promise<void>;
@@ -111,16 +121,18 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     DID: options.did ?? '+15550199',
     AUTH_FROM: options.authFrom ?? '^[+]1555000',
     REFUSE_REFER_TO: options.refuseReferTo ?? '^never$',
+    DIR: dir,
+    ...options.values,
   };
   const cfgPath = join(dir, 'kamailio.cfg');
+  const fill = (template: string) => template.replace(/\{\{([A-Z_]+)\}\}/g, (_, key: string) => {
+    const v = values[key];
+    if (v === undefined) throw new Error(`kamailio template: no value for {{${key}}}`);
+    return v;
+  });
   try {
-    const template = await readFile(TEMPLATES[options.template ?? 'registrar'], 'utf8');
-    const cfg = template.replace(/\{\{([A-Z_]+)\}\}/g, (_, key: string) => {
-      const v = values[key];
-      if (v === undefined) throw new Error(`kamailio template: no value for {{${key}}}`);
-      return v;
-    });
-    await writeFile(cfgPath, cfg);
+    for (const [name, url] of Object.entries(options.files ?? {})) await writeFile(join(dir, name), fill(await readFile(url, 'utf8')));
+    await writeFile(cfgPath, fill(await readFile(options.config ?? TEMPLATES[options.template ?? 'registrar'], 'utf8')));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -188,6 +200,7 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     tcpPort,
     username,
     password,
+    rpc: kamcmd,
     async bindings(user: string): Promise<number> {
       const out = await kamcmd('ul.lookup', 'location', user);
       // kamcmd exits 0 even on RPC errors; an unknown AOR is reported as text.

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Log } from '../../calls/record.ts';
+import type { CallSetup, Log } from '../../calls/record.ts';
 import { sipTransport } from '../../calls/transports/sip.ts';
 import type { TransportInfo } from '../../calls/transports/transport.ts';
 import { readJson } from '../../db/values.ts';
@@ -45,6 +45,11 @@ export interface ConnectedSipCall {
   signal?: AbortSignal;
   /** Where a transfer the trunk refuses is placed and bridged by us; without it such a transfer fails. */
   bridge?: BridgeRoute;
+  /**
+   * The call's setup when it was prepared before the answer (an incoming call, prepared while it
+   * rang): the session then starts with the dialog, so no early key or word is missed.
+   */
+  setup?: CallSetup;
 }
 
 /**
@@ -59,7 +64,7 @@ export async function runSipCall(run: CallRunDeps, call: ConnectedSipCall): Prom
   const { kysely } = run.deps.ctx.db;
   bindMedia(dialog, rtp);
   try {
-    const setup = await prepareCall(run, row).catch(() => null);
+    const setup = call.setup ?? await prepareCall(run, row).catch(() => null);
     if (!setup) {
       await dialog.bye().catch(() => undefined);
     } else {

@@ -62,7 +62,7 @@ async function world() {
     PARLEY_EGRESS_ALLOW: '127.0.0.0/8', PARLEY_SCHEDULER: 'on', PARLEY_MAX_CALLS_PER_ORGANIZATION: String(CALLS * 2 + 10),
     PARLEY_DIALER: 'sip', PARLEY_SIP_PORT: String(await freeUdpPort()), PARLEY_RTP_PORTS: '24000-24799', PARLEY_RING_SECONDS: '20', PARLEY_RETRY_BASE_SECONDS: '3600',
     ELEVENLABS_API_KEY: XI, ELEVENLABS_BASE_URL: tts.url, DEEPGRAM_API_KEY: DG, DEEPGRAM_BASE_URL: stt.url, OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'bench',
-  }, { built: true });
+  }, { built: true, startTimeoutMs: 60_000 });
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(service.base + path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
     const json = (await res.json()) as { data: any };

@@ -60,7 +60,7 @@ import { createToolSpecAjv } from './http/validation.ts';
 import { inboundCalls } from './modules/telephony/inbound.ts';
 import { TrunkRegistrations } from './modules/telephony/registrations.ts';
 import { sipDialer } from './modules/telephony/sip-dialer.ts';
-import { startTelephony, type Telephony } from './modules/telephony/telephony.ts';
+import { openTelephony, type Telephony } from './modules/telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
@@ -163,7 +163,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const voice = options.voice ?? createVoiceKit();
   const callRun: CallRunDeps = { deps: calls, runtime: processCallRuntime(calls, llm), voice, resolveAccess: organizationAccess(ctx) };
   // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
-  const telephony = !options.dialer && config.dialer === 'sip' ? await startTelephony(ctx) : null;
+  const telephony = !options.dialer && config.dialer === 'sip' ? await openTelephony(ctx) : null;
   // Calls to the organizations' SIP numbers arrive on the same endpoint, routed to it by the
   // trunks' registrations this process keeps up (and by trunks that send INVITEs unregistered).
   app.decorate('telephony', telephony);

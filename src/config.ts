@@ -43,7 +43,7 @@ const SETTINGS_TABLE = {
   logLevel: { name: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent', parse: parseLogLevel },
   trustProxy: { name: 'PARLEY_TRUST_PROXY', default: '', description: 'trust X-Forwarded-For from these proxies (comma-separated addresses or CIDRs, or true for any) to find the client address', parse: parseTrustProxy },
   schedulerEnabled: { name: 'PARLEY_SCHEDULER', default: 'on', description: 'off runs parley serve as API only (run parley worker processes for tasks, event hooks and sweeps)', parse: (v: string) => parseSwitch('PARLEY_SCHEDULER', v) },
-  dialer: { name: 'PARLEY_DIALER', default: 'none', description: 'sip: parley serve runs a SIP endpoint that places task calls through the agents\' SIP credentials (parley worker refuses it: SIP calls need the call runtime of serve); none: no SIP in this process (task attempts fail with "no dialer configured")', parse: parseDialer },
+  dialer: { name: 'PARLEY_DIALER', default: 'sip', description: 'sip: parley serve runs a SIP endpoint that places task calls through the agents\' SIP credentials (parley worker refuses it: SIP calls need the call runtime of serve; by default, when its SIP port cannot be bound, serve warns and runs without SIP, while an explicit sip fails the start); none: no SIP in this process (task attempts fail with "no dialer configured")', parse: parseDialer },
   sipHost: { name: 'PARLEY_SIP_HOST', default: '127.0.0.1', description: 'address the SIP endpoint (UDP and TCP) and the RTP sockets bind to; 0.0.0.0 for all interfaces (then set PARLEY_SIP_ADVERTISED_HOST)', parse: (v: string) => parseAddress('PARLEY_SIP_HOST', v) },
   sipPort: { name: 'PARLEY_SIP_PORT', default: '5060', description: 'UDP and TCP port of the SIP endpoint (0 picks a free one)', parse: (v: string) => num('PARLEY_SIP_PORT', v, { max: 65535, integer: true }) },
   sipAdvertisedHost: { name: 'PARLEY_SIP_ADVERTISED_HOST', default: '', description: 'the address trunks reach the SIP endpoint at, written into Via and Contact (behind NAT: the public address); default PARLEY_SIP_HOST', parse: (v: string) => (v ? parseAddress('PARLEY_SIP_ADVERTISED_HOST', v, true) : null) },
@@ -87,6 +87,8 @@ export type Config = { readonly [K in Exclude<keyof Table, 'secretKey'>]: Return
   readonly secretKey: Buffer;
   /** Where the secret key came from, for the start-up report (never the key). */
   readonly secretKeySource: SecretKeySource;
+  /** PARLEY_DIALER was given, not defaulted: an explicit `sip` that cannot bind its port fails the start. */
+  readonly dialerExplicit: boolean;
   readonly bodyLimit: number;
 };
 
@@ -230,6 +232,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     database,
     secretKey: secret.key,
     secretKeySource: secret.source,
+    dialerExplicit: Boolean(env.PARLEY_DIALER),
     bodyLimit: 1024 * 1024,
     ...overrides,
   } as Config;

@@ -50,7 +50,7 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
  */
 export async function runWorker(ctx: Context, options: RunnerOptions = {}): Promise<{ runner: Runner; stop(): Promise<void> }> {
   if (ctx.config.dialer === 'sip' && !options.dialer) {
-    throw new ConfigError('parley worker places no SIP calls (they run in parley serve, which has the call runtime): set PARLEY_DIALER=none for workers');
+    throw new ConfigError('parley worker places no SIP calls (they run in parley serve, which has the call runtime; sip is the default, for serve): set PARLEY_DIALER=none for workers');
   }
   await migrate(ctx.db);
   const runner = buildRunner(ctx, options);

@@ -42,7 +42,8 @@ export async function buildTestApp(dialect: Dialect, env: Record<string, string>
   const { reuse, clock, logLevel = 'warn', wrapDb, pgTimeouts, ...appOptions } = options;
   const database = reuse?.database ?? (await createTestDatabase(dialect));
   const config = reuse?.config ?? loadConfig(
-    { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: logLevel, ...env },
+    // No SIP endpoint unless a test asks for one (PARLEY_DIALER defaults to sip).
+    { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: logLevel, PARLEY_DIALER: 'none', ...env },
     { database: database.config, secretKey: randomBytes(32) },
   );
   const opened = openDatabase(config.database, { poolSize: 5, ...(pgTimeouts ? { pgTimeouts } : {}) });

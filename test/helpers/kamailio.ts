@@ -27,6 +27,8 @@ export interface KamailioOptions {
   did?: string;
   /** proxy: INVITEs whose From user matches this regular expression must authenticate (407). */
   authFrom?: string;
+  /** proxy: REFERs whose Refer-To matches this regular expression are answered 501, not relayed. */
+  refuseReferTo?: string;
   /**
    * Another config to run (docs/kamailio/dispatcher.cfg): its {{NAME}} placeholders take the
    * usual values, DIR (the run folder) and `values`. `files` are written into DIR first,
@@ -118,6 +120,7 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     ALGORITHM: options.algorithm ?? 'MD5',
     DID: options.did ?? '+15550199',
     AUTH_FROM: options.authFrom ?? '^[+]1555000',
+    REFUSE_REFER_TO: options.refuseReferTo ?? '^never$',
     DIR: dir,
     ...options.values,
   };

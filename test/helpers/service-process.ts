@@ -34,7 +34,8 @@ export async function startService(env: Record<string, string>, options: { built
   // built: the compiled dist/cli.js, as `npm start` runs it (benches measure what users run).
   const command = options.built ? ['dist/cli.js'] : PARLEY;
   const child = spawn(process.execPath, [...command, 'serve'], {
-    env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', ...env },
+    // PARLEY_DIALER defaults to sip: a service binds a SIP port only when the test asks for one.
+    env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', PARLEY_DIALER: 'none', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const reap = () => child.kill('SIGKILL');

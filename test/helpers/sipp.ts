@@ -24,6 +24,10 @@ export interface SippOptions {
   vars?: Record<string, string>;
   /** Overall limit in seconds, after which sipp gives up (and fails). */
   timeoutSeconds?: number;
+  /** How many calls the scenario runs before sipp exits (-m); 1 unless given. */
+  calls?: number;
+  /** More command-line options, e.g. ['-rtp_echo', '-mp', '24900'] (benchmarks). */
+  args?: string[];
 }
 
 export interface Sipp {
@@ -49,10 +53,11 @@ export async function startSipp(options: SippOptions): Promise<Sipp> {
   const args = [
     '-sf', scenario,
     '-i', '127.0.0.1', '-p', String(port), '-mi', '127.0.0.1',
-    '-m', '1', '-nostdin', '-timeout', `${options.timeoutSeconds ?? 20}s`, '-timeout_error',
+    '-m', String(options.calls ?? 1), '-nostdin', '-timeout', `${options.timeoutSeconds ?? 20}s`, '-timeout_error',
     '-trace_msg', '-message_file', messages, '-trace_err', '-error_file', errors,
     ...Object.entries(options.keys ?? {}).flatMap(([k, v]) => ['-key', k, v]),
     ...(options.service ? ['-s', options.service] : []),
+    ...(options.args ?? []),
     ...(options.remote ? [options.remote] : []),
   ];
   const child = spawn(SIPP, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir });

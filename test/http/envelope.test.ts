@@ -125,7 +125,7 @@ for (const dialect of DIALECTS) {
       const { createContext } = await import('../../src/context.ts');
       const { createTestDatabase } = await import('../helpers/dialects.ts');
       const database = await createTestDatabase(dialect);
-      const config = loadConfig({ PARLEY_ADMIN_TOKEN: 'x'.repeat(32), LOG_LEVEL: 'silent' }, { database: database.config, secretKey: Buffer.alloc(32) });
+      const config = loadConfig({ PARLEY_ADMIN_TOKEN: 'x'.repeat(32), LOG_LEVEL: 'silent', PARLEY_DIALER: 'none' }, { database: database.config, secretKey: Buffer.alloc(32) });
       const ctx = createContext(config);
       const app = await buildApp(ctx);
       app.get('/api/v1/boom', { config: { auth: { scope: 'public' } } }, async () => {

@@ -25,6 +25,7 @@ const DG_KEY = 'dg-test-key-0123456789';
 const VOICE = { provider: 'elevenlabs', voiceId: 'Rachel', modelId: 'eleven_flash_v2_5', stability: 0.4, similarityBoost: 0.8, style: 0.1, useSpeakerBoost: true, speed: 1.1 };
 const GREETING = 'Hello, this is Parley calling about your order.';
 const ANSWER = 'Yes, order A seventeen. When does it arrive?';
+const LAST = 'It arrives tomorrow, thank you and goodbye.';
 /** JSON columns: text on SQLite, parsed on PostgreSQL. */
 const json = (v: unknown): any => (typeof v === 'string' ? JSON.parse(v) : v);
 const AGENT_NUMBER = '+12125550001';
@@ -92,12 +93,13 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     });
     assert.equal(strategy.status, 201, JSON.stringify(strategy.body));
     strategyId = strategy.body.data.id;
-    // The phone waits out the greeting, answers, and hangs up when its file ends.
+    // The phone waits out the greeting, answers, then stays silent on the line until the agent hangs up
+    // (it would hang up itself when its file ends, long after).
     const speech = await speechWav(dir, 'answer', ANSWER);
     said = speech.pcm;
     const pause = (s: number) => new Int16Array(8000 * s);
     const source = join(dir, 'phone.wav');
-    await writeWav(source, Int16Array.from([...pause(4), ...said, ...pause(4)]));
+    await writeWav(source, Int16Array.from([...pause(4), ...said, ...pause(20)]));
     phone = await startBaresip({ user: PHONE, registrar: { host: '127.0.0.1', port: k.udpPort }, source, rtpPorts: '21100-21149' });
   });
   after(async () => {
@@ -108,28 +110,56 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('calls the phone through the trunk: it hears the greeting, the STT hears it, a tool sees both numbers, the task completes', { timeout: 90_000 }, async () => {
+  it('calls the phone through the trunk: it hears the greeting, the STT hears it, a tool sees both numbers, a key press reaches the LLM, end_call hangs up, the task completes', { timeout: 90_000 }, async () => {
     const agentId = await agentVia({ hostname: '127.0.0.1', port: k.udpPort, transport: 'udp', username: k.username, password: k.password }, {
       systemPromptGreeting: GREETING,
-      extensions: [{ type: 'tool_webhook', parameters: { name: 'lookup_order', serverUrl: `${receiver.url}/tools`, schema: toolSchema('lookup_order') } }],
+      extensions: [
+        { type: 'tool_webhook', parameters: { name: 'lookup_order', serverUrl: `${receiver.url}/tools`, schema: toolSchema('lookup_order') } },
+        { type: 'end_call', parameters: {} },
+      ],
     });
     stt.setTranscript(ANSWER);
+    const llmFrom = w.llm.requests.length;
     w.llm.respond = (_body, index) => index === 0
       ? { toolCalls: [{ id: 'call_1', name: 'lookup_order', arguments: '{"orderNumber":"A-17"}' }] }
-      : { text: 'It arrives tomorrow.' };
+      : index === 1 ? { text: 'It arrives tomorrow.' }
+        : index === 2 ? { toolCalls: [{ id: 'call_2', name: 'end_call', arguments: JSON.stringify({ message: LAST }) }] }
+          : { text: 'This must never be said.' };
     const ttsFrom = tts.sent.length;
     const taskId = await task(agentId);
+    // Once the agent has answered, the phone presses 4 (RFC 4733 through Kamailio); the LLM reads it and hangs up.
+    const until = performance.now() + 40_000;
+    while (w.llm.requests.length < llmFrom + 2) {
+      if (performance.now() > until) throw new Error(`the LLM was asked ${w.llm.requests.length - llmFrom} times`);
+      await w.t.app.runner.tick();
+      await sleep(50);
+    }
+    const pressed = await phone!.command('sndcode', '4');
+    assert.ok(pressed.ok, pressed.data);
     const done = await settled(agentId, taskId, 60_000);
     assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
     assert.ok(done.conclusionId, 'the task keeps the call conclusion');
 
     const call = await w.t.ctx.db.kysely.selectFrom('calls').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
     assert.equal(call.conclusion_id, done.conclusionId);
-    assert.equal(call.end_reason, 'client_ended', 'the phone hung up');
+    assert.equal(call.end_reason, 'assistant_ended', 'the agent hung up with end_call');
+    assert.equal(w.llm.requests.length, llmFrom + 3, 'the LLM is not asked again after end_call');
+    assert.deepEqual(w.llm.requests[llmFrom + 2].messages.at(-1), { role: 'user', content: 'the caller pressed 4' }, 'the key reached the LLM as text');
+    const entries = await w.t.ctx.db.kysely.selectFrom('call_entries').select(['kind', 'text']).where('call_id', '=', call.id).where('kind', '=', 'dtmf').execute();
+    assert.deepEqual(entries, [{ kind: 'dtmf', text: '4' }]);
+    // Our BYE reached the phone (its file still had 20 s of silence to play).
+    await phone!.waitEvent('CALL_CLOSED', () => true, 10_000);
     assert.deepEqual(json(call.transport), { type: 'sip', calledNumber: PHONE, callingNumber: `${AGENT_NUMBER.slice(0, -1)}${n}` });
     assert.deepEqual(json(call.audio), { encoding: 'mulaw', sampleRate: 8000 });
-    const media = json(call.media);
+    // The call's read shape carries the RTP and RTCP figures of both directions.
+    const read = await w.api('GET', `${w.tenant.orgPath}/calls/${call.id}`);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    const { media } = read.body.data;
+    assert.deepEqual(media, json(call.media));
     assert.ok(media.packetsSent > 50 && media.packetsReceived > 200, JSON.stringify(media));
+    assert.ok(media.packetsLost >= 0 && media.packetsLost < media.packetsReceived / 10 && media.jitterMs >= 0, JSON.stringify(media));
+    // baresip reports on our stream every few seconds: the call lasts longer than that.
+    assert.ok(media.remote && media.remote.fractionLost >= 0 && media.remote.jitterMs >= 0, JSON.stringify(media));
 
     // The phone heard the greeting as the TTS made it, through mu-law both ways.
     const greeting = tts.sent[ttsFrom];
@@ -137,6 +167,11 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     const heard = (await readWav((await phone!.recordings()).heard)).pcm;
     const toPhone = segmentedCorrelation(greeting.pcm, heard);
     assert.ok(toPhone >= 0.9, `greeting at the phone: correlation ${toPhone.toFixed(3)}`);
+    // And end_call's last sentence, before the BYE closed its recording.
+    const last = tts.sent.slice(ttsFrom).find((s) => s.text.trim() === LAST);
+    assert.ok(last, `the TTS spoke the last sentence: ${JSON.stringify(tts.sent.slice(ttsFrom).map((s) => s.text))}`);
+    const lastHeard = segmentedCorrelation(last.pcm, heard);
+    assert.ok(lastHeard >= 0.9, `last sentence at the phone: correlation ${lastHeard.toFixed(3)}`);
 
     // The STT got the phone's speech intact (16 kHz linear16; the reference resampled the same way).
     const reference = await sox(Buffer.from(said.buffer, said.byteOffset, said.byteLength), { encoding: 'pcm_s16le', sampleRate: 16000 }, { encoding: 'pcm_s16le', sampleRate: 8000 });

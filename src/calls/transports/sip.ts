@@ -15,6 +15,23 @@ export interface SipCallHandlers {
   ended(end: DialogEnd): void;
   /** A key the caller pressed (RFC 4733 in RTP, or SIP INFO). */
   dtmf(digit: string): void;
+  /**
+   * The fallback of a transfer the trunk refused (REFER answered 4xx-6xx, or a NOTIFY that
+   * reports failure): call the destination ourselves and bridge the caller to it. Resolves once
+   * the destination answered and the legs are bridged (the call then belongs to the bridge).
+   */
+  bridge?(destination: string): Promise<TransferResult>;
+}
+
+export type TransferResult = { ok: true } | { ok: false; reason: string };
+
+/** Why a REFER did not move the caller, or null when it did (or the far end never said otherwise). */
+async function referRefusal(dialog: Dialog, target: string): Promise<string | null> {
+  const result = await dialog.refer(target);
+  if (!result.accepted) return `SIP ${result.status} ${result.reason}`;
+  // Accepted: the final NOTIFY tells whether the new call worked. No NOTIFY at all counts as done.
+  const outcome = await result.outcome;
+  return outcome && outcome.status >= 300 ? `the new call got SIP ${outcome.status} ${outcome.reason}` : null;
 }
 
 /** The audio of a negotiated G.711 codec, as the voice pipeline names it. */
@@ -28,20 +45,29 @@ export function sipAudioFormat(codec: CodecName): AudioFormat {
  * nowhere. `control` is the CallControl seam of the call engine: transfer by REFER (blind),
  * DTMF out as RFC 4733 events; keys pressed by the caller go to `handlers.dtmf`.
  *
- * Transfer does not yet fall back to a bridged INVITE when the trunk refuses REFER: it answers
- * `{ ok: false }` with the trunk's status, and the bridge belongs here when it comes.
+ * A transfer the trunk refuses goes to `handlers.bridge` when there is one: once bridged, our
+ * voice no longer reaches the caller and closing the transport leaves the call to the bridge
+ * (no BYE from us).
  */
 export function sipTransport(dialog: Dialog, rtp: RtpSession, info: TransportInfo, codec: CodecName, handlers: SipCallHandlers): { transport: CallTransport; link: AudioLink } {
   let closing = false;
+  /** The caller is bridged to the transfer's destination: our voice is out of the call. */
+  let handedOver = false;
   const control: CallControl = {
     async transfer(destination) {
       const target = destination.startsWith('+') ? `tel:${destination}` : destination;
+      let refusal: string | null;
       try {
-        const result = await dialog.refer(target);
-        return result.accepted ? { ok: true } : { ok: false, reason: `the trunk refused the transfer (SIP ${result.status} ${result.reason})` };
+        refusal = await referRefusal(dialog, target);
       } catch (err) {
-        return { ok: false, reason: err instanceof Error ? err.message : 'the transfer failed' };
+        refusal = err instanceof Error ? err.message : 'the REFER failed';
       }
+      if (refusal === null) return { ok: true };
+      if (!handlers.bridge) return { ok: false, reason: `the trunk refused the transfer (${refusal})` };
+      const bridged = await handlers.bridge(destination);
+      if (!bridged.ok) return { ok: false, reason: `the trunk refused the transfer (${refusal}) and calling ${destination} failed (${bridged.reason})` };
+      handedOver = true;
+      return bridged;
     },
     async sendDtmf(digits) {
       if (!DTMF_KEYS.test(digits)) throw new TypeError(`DTMF digits are 0-9, *, #, A-D, and , or w for a pause; got ${JSON.stringify(digits.slice(0, 40))}`);
@@ -57,14 +83,14 @@ export function sipTransport(dialog: Dialog, rtp: RtpSession, info: TransportInf
     close() {
       if (closing) return;
       closing = true;
-      void dialog.bye().catch(() => undefined);
+      if (!handedOver) void dialog.bye().catch(() => undefined);
     },
     control,
   };
   const link: AudioLink = {
     format: sipAudioFormat(codec),
     lead: 0,
-    sendFrame: (frame) => void rtp.send(frame),
+    sendFrame: (frame) => void (handedOver || rtp.send(frame)),
     flushPeer: () => {},
     onAudio: (listener) => void rtp.on('audio', (frame) => listener(frame.payload)),
   };

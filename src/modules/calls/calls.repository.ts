@@ -115,6 +115,7 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     transport: readJson<Call['transport']>(row.transport),
     audio: row.audio ? readJson<Call['audio']>(row.audio) : null,
     providers: row.providers ? readJson<Call['providers']>(row.providers) : null,
+    media: row.media ? readJson<Call['media']>(row.media) : null,
     userValues: readJson<Record<string, unknown>>(row.user_values),
     startedAt: row.started_at,
     endedAt: row.ended_at,

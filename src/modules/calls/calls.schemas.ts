@@ -97,6 +97,27 @@ export const Conclusion = Type.Object(
   { title: 'CallConclusion' },
 );
 
+const RemoteReport = Type.Object(
+  {
+    packetsLost: Type.Integer({ description: 'Packets of ours the far end never received (cumulative, RFC 3550)' }),
+    fractionLost: Type.Number({ minimum: 0, maximum: 1, description: 'Share of ours lost since its previous report' }),
+    jitterMs: Type.Number({ description: 'Interarrival jitter the far end measured on our stream, ms' }),
+    rttMs: Nullable(Type.Number({ description: 'Round-trip time from its report (LSR/DLSR), ms' })),
+  },
+  { description: "The far end's last RTCP report on our stream" },
+);
+
+const CallMedia = Type.Object(
+  {
+    packetsSent: Type.Integer({ description: 'RTP packets we sent' }),
+    packetsReceived: Type.Integer({ description: 'RTP packets we received' }),
+    packetsLost: Type.Integer({ description: 'Packets of the far end that never reached us (RFC 3550 A.3)' }),
+    jitterMs: Type.Number({ description: 'Interarrival jitter we measured on what we received (RFC 3550 A.8), ms' }),
+    remote: Nullable(RemoteReport),
+  },
+  { title: 'CallMedia', description: 'A SIP call: RTP and RTCP figures both ways, kept when the call ends; null for other calls and while the call runs' },
+);
+
 export const Call = Type.Object(
   {
     id: Uuid,
@@ -111,6 +132,7 @@ export const Call = Type.Object(
       { tts: Type.Optional(Type.String()), stt: Type.Optional(Type.String()), realtime: Type.Optional(Type.String()) },
       { description: 'A voice call: the providers it spoke and listened with' },
     )),
+    media: Nullable(CallMedia),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),

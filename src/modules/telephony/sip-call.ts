@@ -9,6 +9,7 @@ import type { RtpSession, RtpStats } from '../../sip/rtp/session.ts';
 import type { CodecName } from '../../sip/sdp.ts';
 import { newSession, prepareCall, startSession, type CallRunDeps } from '../calls/call-run.ts';
 import type { CallTable } from '../calls/calls.table.ts';
+import { SipBridge, type BridgeRoute } from './sip-bridge.ts';
 
 /** A SIP call's media as its record keeps it: our counts, and what the far end reported in RTCP. */
 export interface CallMedia {
@@ -42,6 +43,8 @@ export interface ConnectedSipCall {
   log: Log;
   /** Aborted when the call must end from our side (its task cancelled, its lease lost). */
   signal?: AbortSignal;
+  /** Where a transfer the trunk refuses is placed and bridged by us; without it such a transfer fails. */
+  bridge?: BridgeRoute;
   /**
    * The call's setup when it was prepared before the answer (an incoming call, prepared while it
    * rang): the session then starts with the dialog, so no early key or word is missed.
@@ -51,7 +54,8 @@ export interface ConnectedSipCall {
 
 /**
  * Runs an answered SIP call (placed by the dialer or taken in) to its end: the session with the
- * voice pipeline over RTP, the far end's BYE ending it, our BYE when the session ends first.
+ * voice pipeline over RTP, the far end's BYE ending it, our BYE when the session ends first
+ * (unless a refused transfer was bridged by us: then it ends when one of the bridged legs does).
  * Keeps the media statistics on the record; answers the conclusion's id (null when the call
  * could not be prepared and was ended as failed).
  */
@@ -65,14 +69,23 @@ export async function runSipCall(run: CallRunDeps, call: ConnectedSipCall): Prom
       await dialog.bye().catch(() => undefined);
     } else {
       const session = newSession(run, setup, call.log);
+      const bridge = call.bridge ? new SipBridge(call.bridge, { dialog, rtp, codec: call.codec }) : null;
       const { transport, link } = sipTransport(dialog, rtp, readJson<TransportInfo>(row.transport), call.codec, {
         ended: (end) => void session.end(end.by === 'remote' ? 'client_ended' : 'client_disconnected'),
         dtmf: (digit) => session.dtmf(digit),
+        ...(bridge ? { bridge: (destination: string) => bridge.connect(destination) } : {}),
       });
       startSession(run, session, setup, transport, link, call.log);
-      call.signal?.addEventListener('abort', () => void session.end('server_lost'), { once: true });
-      if (call.signal?.aborted) void session.end('server_lost');
+      const stop = (): void => {
+        void session.end('server_lost');
+        // A bridged call is no longer the session's: hanging up the caller's leg ends the other.
+        if (bridge?.done) void dialog.bye().catch(() => undefined);
+      };
+      call.signal?.addEventListener('abort', stop, { once: true });
+      if (call.signal?.aborted) stop();
       await session.done;
+      // Transferred by a bridge: the media (and the port) live until both legs hung up.
+      if (bridge?.done) await bridge.done;
     }
   } finally {
     rtp.close();

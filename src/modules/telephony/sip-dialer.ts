@@ -69,7 +69,8 @@ export function sipDialer(telephony: Telephony, run: CallRunDeps, config: Pick<C
         }
         kept = true;
         log.info({ callId: row.id }, 'task call answered');
-        const { conclusionId } = await runSipCall(run, { row, dialog: result.dialog, rtp, codec, log, signal: request.signal });
+        const bridge = { endpoint: telephony.endpoint, trunk: route.trunk, from: route.number, media: telephony.media(), ringTimeoutMs: config.ringMs, log };
+        const { conclusionId } = await runSipCall(run, { row, dialog: result.dialog, rtp, codec, log, signal: request.signal, bridge });
         return { status: 'completed', conclusionId, callId: row.id, sipCode: 200 };
       } finally {
         if (!kept) rtp.close();

@@ -35,3 +35,27 @@ export async function startTelephony(ctx: Pick<Context, 'config' | 'egress' | 'c
     close: () => endpoint.close(),
   };
 }
+
+/**
+ * The telephony of `parley serve` with PARLEY_DIALER=sip, with its start-up line. SIP is the
+ * default, and a default must not stop the API from starting: when the SIP port cannot be bound
+ * (taken by a softphone or another Parley, or a privileged port) and PARLEY_DIALER was not set,
+ * it warns and answers null (no dialer: task attempts fail "no dialer configured"). An explicit
+ * PARLEY_DIALER=sip fails the start instead, saying why.
+ */
+export async function openTelephony(ctx: Pick<Context, 'config' | 'egress' | 'clock' | 'log'>): Promise<Telephony | null> {
+  const { config, log } = ctx;
+  let telephony: Telephony;
+  try {
+    telephony = await startTelephony(ctx);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    const where = `${config.sipHost}:${config.sipPort}`;
+    if (config.dialerExplicit) throw new Error(`PARLEY_DIALER=sip: the SIP endpoint could not bind ${where} (${why}); free the port, set PARLEY_SIP_PORT, or PARLEY_DIALER=none`, { cause: err });
+    log.warn({ check: 'sip', err: why }, `SIP dialer off: could not bind ${where} (${why}); task calls fail until PARLEY_SIP_PORT names a free port (or set PARLEY_DIALER=none to silence this)`);
+    return null;
+  }
+  const { host } = telephony.endpoint.advertised;
+  log.info({ check: 'sip' }, `SIP dialer on udp and tcp ${config.sipHost}:${telephony.endpoint.port} (advertised as ${host}), RTP ports ${config.rtpPorts.min}-${config.rtpPorts.max}; PARLEY_DIALER=none turns it off`);
+  return telephony;
+}

@@ -42,7 +42,7 @@ stage() {
 # The parts of `npm install` that take the time, from its own timing lines (npm --timing).
 install_breakdown() {
   local log=$work/npm-install.log
-  ms() { sed -n "s/^npm timing $1 Completed in \([0-9]*\)ms$/\1/p" "$log" | tail -n 1; }
+  ms() { sed -n "s|^npm timing $1 Completed in \([0-9]*\)ms$|\1|p" "$log" | tail -n 1; }
   local unpack sqlite prepare_start
   unpack=$(ms 'reify:unpack')
   sqlite=$(ms 'build:run:install:node_modules/better-sqlite3')

@@ -25,18 +25,23 @@ now() { date +%s.%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 run_start=$(now)
 
-# stage <name> <command…>: runs the command with its output in $work/<name>.log, prints its wall time.
+# stage <name> <command…>: runs the command with its output in $work/<name>.log, and prints its
+# wall time and the CPU time (user + system) it and its children used. On a shared machine the
+# wall time grows with the others' load; the CPU time does not, and the wall time of an
+# otherwise idle machine is near it for the stages that run on one core (the SQLite compile).
 stage() {
-  local name=$1 start
+  local name=$1 real user sys
   shift
-  start=$(now)
-  if ! "$@" > "$work/$name.log" 2>&1; then
-    echo "stage '$name' failed after $(seconds "$start" "$(now)") s; the end of its log:" >&2
+  local TIMEFORMAT='%R %U %S'
+  if ! { time "$@" > "$work/$name.log" 2>&1; } 2> "$work/$name.time"; then
+    echo "stage '$name' failed; the end of its log:" >&2
     tail -n 60 "$work/$name.log" >&2
     NEWCOMER_KEEP=1
     exit 1
   fi
-  printf '%-22s %7s s\n' "$name" "$(seconds "$start" "$(now)")"
+  read -r real user sys < <(tail -n 1 "$work/$name.time")
+  cpu_total=$(awk -v c="${cpu_total:-0}" -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", c + u + s }')
+  printf '%-22s %7.1f s wall %7s s CPU\n' "$name" "$real" "$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }')"
 }
 
 # The parts of `npm install` that take the time, from its own timing lines (npm --timing).
@@ -68,4 +73,4 @@ echo "  packages: $(npm ls --all --parseable 2>/dev/null | wc -l) in node_module
 # Steps 2 to 8 with the scripted fake LLM (the only line the test changes); SQLite, as a newcomer runs it.
 stage getting-started env PARLEY_TEST_DIALECTS=sqlite node --import tsx --test test/docs/getting-started.test.ts
 echo "  the test's verdict (a conversation with a tool call and its record): $(grep -E '^# (pass|fail)' "$work/getting-started.log" | tr '\n' ' ')"
-printf '%-22s %7s s\n' total "$(seconds "$run_start" "$(now)")"
+printf '%-22s %7s s wall %7s s CPU (load average %s at the end)\n' total "$(seconds "$run_start" "$(now)")" "$cpu_total" "$(cut -d' ' -f1-3 /proc/loadavg)"

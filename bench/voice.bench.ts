@@ -5,12 +5,13 @@
  *     first token, TTS first audio), which are printed beside it. Target p50 < 30 ms.
  *  2. 50 concurrent voice calls on this machine, the service in its own process: how late its
  *     20 ms frames go out (p50/p99/max, from its /metrics) and its RSS, against the same service
- *     with one call, measured in the same run. Targets: p99 <= 20 ms, RSS < 400 MB.
+ *     with one call, measured in the same run. Targets: p99 <= 20 ms, RSS < 400 MB. The service is
+ *     the built one (dist/, as `npm start` runs it; scripts/bench.sh builds it first).
  * Run: npm run bench -- bench/voice.bench.ts
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect, type CallClient } from '../test/calls/support/client.ts';
+import { connect, talk, type CallClient } from '../test/calls/support/client.ts';
 import { startLlmServer } from '../test/calls/support/llm-server.ts';
 import { ADMIN_TOKEN, buildTestApp, createTenant } from '../test/helpers/app.ts';
 import { createTestDatabase } from '../test/helpers/dialects.ts';
@@ -47,16 +48,6 @@ const STRATEGY = {
   parameters: { model: 'bench', outputSampleRate: 16000, voice: { provider: 'elevenlabs', voiceId: 'Rachel' }, vad: { stopDuration: 0.5 }, transcriber: { provider: 'deepgram', model: 'nova-3', language: 'en' } },
 };
 
-/** Sends PCM as 20 ms frames in real time. */
-async function talk(client: CallClient, pcm: Int16Array): Promise<void> {
-  const start = performance.now();
-  for (let i = 0, n = 0; i < pcm.length; i += RATE / 50, n++) {
-    const frame = pcm.subarray(i, i + RATE / 50);
-    client.sendAudio(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
-    const wait = start + (n + 1) * 20 - performance.now();
-    if (wait > 0) await sleep(wait);
-  }
-}
 
 async function latency(utterance: Int16Array) {
   const f = await fakes();
@@ -99,7 +90,7 @@ async function load(calls: number, utterance: Int16Array) {
   const service = await startService({
     ...f.env, PORT: String(port), DATABASE_URL: database.url, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, PARLEY_EGRESS_ALLOW: '127.0.0.0/8',
     PARLEY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), PARLEY_MAX_CALLS_PER_ORGANIZATION: String(calls + 10),
-  });
+  }, { built: true });
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(service.base + path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
     return (await res.json()) as { data: any };

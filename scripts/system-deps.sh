@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the system packages the test suite talks to are present: PostgreSQL (second
-# dialect), Kamailio, baresip and sipp (SIP peers), espeak-ng and sox (speech for the call
+# dialect), Kamailio, rtpengine, baresip and sipp (SIP peers), espeak-ng and sox (speech for the call
 # tests) and Chromium (the console's browser tests). Installs them with apt-get when run as root
 # on Debian; otherwise says what to install.
 set -euo pipefail
@@ -8,6 +8,7 @@ set -euo pipefail
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v kamailio >/dev/null 2>&1 || [[ -x /usr/sbin/kamailio ]] || missing+=(kamailio)
+[[ -x /usr/bin/rtpengine ]] || missing+=(rtpengine-daemon)
 [[ -x /usr/bin/baresip && -f /usr/lib/baresip/modules/ctrl_tcp.so ]] || missing+=(baresip-core)
 [[ -x /usr/bin/sipp ]] || missing+=(sip-tester)
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)

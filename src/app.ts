@@ -57,14 +57,18 @@ import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { twilioVoiceRoutes } from './modules/twilio/twilio.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { createToolSpecAjv } from './http/validation.ts';
+import { inboundCalls } from './modules/telephony/inbound.ts';
+import { TrunkRegistrations } from './modules/telephony/registrations.ts';
 import { sipDialer } from './modules/telephony/sip-dialer.ts';
-import { startTelephony } from './modules/telephony/telephony.ts';
+import { startTelephony, type Telephony } from './modules/telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The job runner of this app: agent tasks, webhook deliveries, sweeps. */
     runner: Runner;
+    /** This process's SIP endpoint and RTP ports; null when PARLEY_DIALER is not `sip` (or a test gave a dialer). */
+    telephony: Telephony | null;
   }
 }
 
@@ -157,7 +161,16 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const callRun: CallRunDeps = { deps: calls, runtime: processCallRuntime(calls, llm), voice, resolveAccess: organizationAccess(ctx) };
   // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
   const telephony = !options.dialer && config.dialer === 'sip' ? await startTelephony(ctx) : null;
-  if (telephony) app.addHook('onClose', () => telephony.close());
+  // Calls to the organizations' SIP numbers arrive on the same endpoint, routed to it by the
+  // trunks' registrations this process keeps up (and by trunks that send INVITEs unregistered).
+  app.decorate('telephony', telephony);
+  const registrations = telephony ? new TrunkRegistrations(telephony, ctx) : null;
+  if (telephony && registrations) {
+    telephony.endpoint.onInvite(inboundCalls(telephony, callRun));
+    app.addHook('onReady', async () => registrations.start());
+    app.addHook('preClose', () => registrations.close());
+    app.addHook('onClose', () => telephony.close());
+  }
   const dialer = options.dialer ?? (telephony ? sipDialer(telephony, callRun, config) : undefined);
   const runner = buildRunner(ctx, dialer ? { dialer } : {});
   app.decorate('runner', runner);
@@ -187,7 +200,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(extensionTestRoutes, { kind: 'assistant' });
     await org.register(extensionTestRoutes, { kind: 'agent' });
     await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
-    await org.register(sipCredentialRoutes);
+    await org.register(sipCredentialRoutes, { changed: () => void registrations?.sync() });
     await org.register(sipNumberRoutes);
     await org.register(providerCredentialRoutes);
     await org.register(callStartRoutes, { kind: 'assistant', deps: calls });

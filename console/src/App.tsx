@@ -12,6 +12,7 @@ const Tasks = lazy(() => import('./pages/Tasks'));
 const Strategies = lazy(() => import('./pages/Strategies'));
 const StrategyPage = lazy(() => import('./pages/StrategyPage'));
 const Sip = lazy(() => import('./pages/Sip'));
+const Providers = lazy(() => import('./pages/Providers'));
 const Calls = lazy(() => import('./pages/Calls'));
 const CallPage = lazy(() => import('./pages/CallPage'));
 const Deliveries = lazy(() => import('./pages/Deliveries'));
@@ -42,6 +43,7 @@ export function App() {
           <Route path="/strategies" element={<Strategies />} />
           <Route path="/strategies/:id" element={<StrategyPage />} />
           <Route path="/sip" element={<Sip />} />
+          <Route path="/provider-credentials" element={<Providers />} />
           <Route path="/calls" element={<Calls />} />
           <Route path="/calls/:id" element={<CallPage />} />
           <Route path="/deliveries" element={<Deliveries />} />

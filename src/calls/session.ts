@@ -209,7 +209,11 @@ export class CallSession {
     const { greeting } = this.setup;
     if (!greeting) return;
     this.messages.push({ role: 'assistant', content: greeting });
-    if (this.voice) return this.voiceSay(greeting, this.messages.at(-1));
+    if (this.voice) {
+      // A realtime model's own transcript of what it said becomes its assistant_message.
+      if (this.voice.kind === 'pipeline') this.emit({ type: 'assistant_message', text: greeting });
+      return this.voiceSay(greeting, this.messages.at(-1));
+    }
     this.say(greeting);
     this.checkpoint();
   }

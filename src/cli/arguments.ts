@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { isUuid } from '../http/schemas.ts';
 
 /**
  * Option values checked as they are parsed, so a wrong one is refused with what was expected
@@ -10,10 +11,9 @@ export function port(value: string): number {
   return n;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function id(value: string): string {
-  if (!UUID.test(value)) throw new InvalidArgumentError('Expected an id: a UUID such as 0b6f1c1e-7a55-4f0e-9a34-2f1e4c3b9d10.');
+  if (!isUuid(value)) throw new InvalidArgumentError('Expected an id: a UUID such as 0b6f1c1e-7a55-4f0e-9a34-2f1e4c3b9d10.');
   return value.toLowerCase();
 }
 

@@ -9,7 +9,7 @@ import { durationRatio, energyBounds, similarity } from '../voice/support/compar
 import { bandLimited, silence, speech } from '../voice/support/speech.ts';
 import { createDecoder, createEncoder, type AudioFormat } from '../../src/voice/audio/format.ts';
 import type { CallClient } from './support/client.ts';
-import { connect } from './support/client.ts';
+import { connect, talk } from './support/client.ts';
 import { startReceiver } from './support/receiver.ts';
 import { toolSchema } from '../helpers/fixtures.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
@@ -25,16 +25,6 @@ const pcmOf = (chunks: { bytes: Buffer }[]) => {
   return new Int16Array(all.buffer, all.byteOffset, Math.floor(all.length / 2));
 };
 
-/** Sends PCM as 20 ms binary frames, in real time (as a microphone would). */
-async function talk(client: CallClient, pcm: Int16Array): Promise<void> {
-  const start = performance.now();
-  for (let i = 0, n = 0; i < pcm.length; i += RATE / 50, n++) {
-    const frame = pcm.subarray(i, i + RATE / 50);
-    client.sendAudio(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
-    const wait = start + (n + 1) * 20 - performance.now();
-    if (wait > 0) await sleep(wait);
-  }
-}
 
 /** The samples of `signal` between its energy bounds (where the speech is). */
 function speechPart(signal: Int16Array): Int16Array {
@@ -103,6 +93,7 @@ for (const dialect of DIALECTS) {
       await heardAll(client, ttsFrom);
       const greeting = tts.sent[ttsFrom];
       assert.equal(greeting?.text.trim(), 'Hello, this is the front desk.');
+      assert.equal((await client.next('assistant_message')).text, 'Hello, this is the front desk.', 'the greeting is on the transcript too');
       const heard = pcmOf(client.audio);
       const match = similarity(greeting.pcm, heard.subarray(0, greeting.pcm.length + 320), 64);
       assert.ok(match.ncc >= 0.9, `greeting NCC ${match.ncc}`);
@@ -239,7 +230,7 @@ for (const dialect of DIALECTS) {
       await heardAll(client, ttsFrom);
       const greetingHeard = pcmOf(client.audio).length;
       await talk(client, question);
-      await client.next('assistant_message');
+      await client.next((f) => f.type === 'assistant_message' && f.text === long);
       // Let a second or so of the answer play, then speak over it.
       while (pcmOf(client.audio).length - greetingHeard < RATE) await sleep(20);
       stt.setTranscript('Wait a moment');

@@ -27,6 +27,14 @@ export interface KamailioOptions {
   did?: string;
   /** proxy: INVITEs whose From user matches this regular expression must authenticate (407). */
   authFrom?: string;
+  /**
+   * Another config to run (docs/kamailio/dispatcher.cfg): its {{NAME}} placeholders take the
+   * usual values, DIR (the run folder) and `values`. `files` are written into DIR first,
+   * templated the same way (a dispatcher list, say).
+   */
+  config?: URL;
+  values?: Record<string, string>;
+  files?: Record<string, URL>;
 }
 
 export interface Kamailio {
@@ -35,6 +43,8 @@ export interface Kamailio {
   tcpPort: number;
   username: string;
   password: string;
+  /** Runs an RPC command (kamcmd) and answers its output. */
+  rpc(...args: string[]): Promise<string>;
   /** Number of contacts Kamailio currently holds for `user`. */
   bindings(user: string): Promise<number>;
   stop(): Promise<void>;
@@ -108,16 +118,18 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     ALGORITHM: options.algorithm ?? 'MD5',
     DID: options.did ?? '+15550199',
     AUTH_FROM: options.authFrom ?? '^[+]1555000',
+    DIR: dir,
+    ...options.values,
   };
   const cfgPath = join(dir, 'kamailio.cfg');
+  const fill = (template: string) => template.replace(/\{\{([A-Z_]+)\}\}/g, (_, key: string) => {
+    const v = values[key];
+    if (v === undefined) throw new Error(`kamailio template: no value for {{${key}}}`);
+    return v;
+  });
   try {
-    const template = await readFile(TEMPLATES[options.template ?? 'registrar'], 'utf8');
-    const cfg = template.replace(/\{\{([A-Z_]+)\}\}/g, (_, key: string) => {
-      const v = values[key];
-      if (v === undefined) throw new Error(`kamailio template: no value for {{${key}}}`);
-      return v;
-    });
-    await writeFile(cfgPath, cfg);
+    for (const [name, url] of Object.entries(options.files ?? {})) await writeFile(join(dir, name), fill(await readFile(url, 'utf8')));
+    await writeFile(cfgPath, fill(await readFile(options.config ?? TEMPLATES[options.template ?? 'registrar'], 'utf8')));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -185,6 +197,7 @@ export async function startKamailio(options: KamailioOptions = {}): Promise<Kama
     tcpPort,
     username,
     password,
+    rpc: kamcmd,
     async bindings(user: string): Promise<number> {
       const out = await kamcmd('ul.lookup', 'location', user);
       // kamcmd exits 0 even on RPC errors; an unknown AOR is reported as text.

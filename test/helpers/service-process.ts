@@ -29,8 +29,11 @@ const STDERR_TAIL = 4_000;
  * kills the child and waits for it to be gone before throwing, so no test leaves one behind;
  * and a child still running when this test process exits is killed with it.
  */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...PARLEY, 'serve'], {
+export async function startService(env: Record<string, string>, options: { built?: boolean; startTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+  // built: the compiled dist/cli.js, as `npm start` runs it (benches measure what users run).
+  const command = options.built ? ['dist/cli.js'] : PARLEY;
+  const child = spawn(process.execPath, [...command, 'serve'], {
     env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -46,7 +49,7 @@ export async function startService(env: Record<string, string>): Promise<Service
   });
   exited.catch(() => undefined); // observed below; a later exit must not be an unhandled rejection
   const base = `http://127.0.0.1:${env.PORT}`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
+  const deadline = Date.now() + startTimeoutMs;
   try {
     while (Date.now() < deadline) {
       const healthz = fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(async (r) => {
@@ -56,7 +59,7 @@ export async function startService(env: Record<string, string>): Promise<Service
       if (await Promise.race([healthz, exited])) return { child, base };
       await sleep(50);
     }
-    throw new Error(`service did not answer /healthz within ${START_TIMEOUT_MS / 1000} s`);
+    throw new Error(`service did not answer /healthz within ${startTimeoutMs / 1000} s`);
   } catch (err) {
     await kill(child);
     throw new Error(`${(err as Error).message}${stderr ? `; its stderr ended with:\n${stderr}` : ''}`, { cause: err });

@@ -9,7 +9,7 @@ let k: Kamailio;
 before(async () => (k = await startKamailio()));
 after(async () => k?.stop());
 
-const READ_KEYS = ['createdAt', 'hostname', 'id', 'maxAgentTasks', 'name', 'organizationId', 'port', 'transport', 'updatedAt', 'username'];
+const READ_KEYS = ['createdAt', 'hostname', 'id', 'maxAgentTasks', 'name', 'organizationId', 'port', 'register', 'registration', 'transport', 'updatedAt', 'username'];
 
 for (const dialect of DIALECTS) {
   describe(`SIP credentials (${dialect})`, () => {
@@ -46,6 +46,7 @@ for (const dialect of DIALECTS) {
       const { id: _id, createdAt: _c, updatedAt: _u, ...fields } = data;
       assert.deepEqual(fields, {
         organizationId: a.organizationId, name: 'Main trunk', hostname: k.host, port: k.udpPort, transport: 'udp', username: k.username, maxAgentTasks: 2,
+        register: false, registration: null,
       });
       const location = created.headers.location as string;
       assert.equal(location, `${url}/${data.id}`);

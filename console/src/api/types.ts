@@ -39,3 +39,5 @@ export interface Scope {
   vendorId: string;
   organizationId: string;
 }
+export type ProviderCredential = DataOf<Ok<Org<'/provider-credentials/{providerCredentialId}'>, 'get'>>;
+export type ProviderName = ProviderCredential['provider'];

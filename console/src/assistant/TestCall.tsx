@@ -4,70 +4,104 @@ import { data } from '../api/client';
 import type { Kind } from '../api/types';
 import { ErrorBox, TextArea, TextField } from '../components/form';
 import { useScope, useSession } from '../session';
+import { MicrophoneError, openVoiceAudio, type VoiceAudio } from '../voice/audio';
+import { applyFrame, EMPTY_TIMELINE, type ServerFrame } from './timeline';
+import { CallTimeline } from './Timeline';
 
-/** One line of the call's timeline, as the frames of docs/calls.md arrive. */
-type Entry =
-  | { kind: 'assistant' | 'user'; text: string; at: number }
-  | { kind: 'tool_call'; id: string; name: string; arguments: string; at: number }
-  | { kind: 'tool_result'; id: string; name: string; ok: boolean; statusCode: number | null; latencyMs: number; at: number }
-  | { kind: 'system'; text: string; at: number };
+/** What the microphone worklet sends and the player plays: the call's `audio` format. */
+const CALL_AUDIO = { encoding: 'pcm_s16le', sampleRate: 16000 } as const;
 
-type ServerFrame =
-  | { type: 'call_started'; callId: string }
-  | { type: 'assistant_delta'; text: string }
-  | { type: 'assistant_message'; text: string }
-  | { type: 'tool_call'; id: string; name: string; arguments: string }
-  | { type: 'tool_result'; id: string; name: string; ok: boolean; statusCode: number | null; latencyMs: number }
-  | { type: 'error'; message: string }
-  | { type: 'call_ended'; reason: string };
+type State = 'idle' | 'connecting' | 'live' | 'ended';
 
-/** A text call over the call WebSocket: the transcript, tool calls and their results on one timeline. */
+/**
+ * A test call over the call WebSocket, typed (text) or spoken (Talk: microphone in, the
+ * assistant's voice out). The transcript, tool calls and their results are on one timeline.
+ */
 export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
   const { api } = useSession();
   const scope = useScope();
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [partial, setPartial] = useState('');
-  const [state, setState] = useState<'idle' | 'connecting' | 'live' | 'ended'>('idle');
+  const [timeline, setTimeline] = useState(EMPTY_TIMELINE);
+  const [state, setState] = useState<State>('idle');
+  const [voice, setVoice] = useState(false);
+  const [muted, setMuted] = useState(false);
+  const [processing, setProcessing] = useState(true);
+  const [played, setPlayed] = useState({ samples: 0, rate: 0 });
   const [callId, setCallId] = useState<string | null>(null);
   const [userValues, setUserValues] = useState('{}');
   const [text, setText] = useState('');
   const [error, setError] = useState<unknown>(null);
+  const [micError, setMicError] = useState<string | null>(null);
   const socket = useRef<WebSocket | null>(null);
+  const audio = useRef<VoiceAudio | null>(null);
+  const live = useRef(false);
   const started = useRef(0);
 
-  useEffect(() => () => socket.current?.close(), []);
-  const add = (entry: Entry) => setEntries((list) => [...list, entry]);
+  const hungUp = useRef(false);
+
+  /** The speaker plays out what it holds (up to a second) unless the user hung up. */
+  const closeAudio = (drainMs = 0) => {
+    void audio.current?.close(drainMs);
+    audio.current = null;
+  };
+  useEffect(() => () => {
+    socket.current?.close();
+    closeAudio();
+  }, []);
   const since = () => Math.round(performance.now() - started.current);
 
-  const start = async () => {
+  const start = async (withVoice: boolean) => {
     setError(null);
-    setEntries([]);
+    setMicError(null);
+    setTimeline(EMPTY_TIMELINE);
+    setVoice(withVoice);
+    setMuted(false);
+    setPlayed({ samples: 0, rate: 0 });
     setState('connecting');
+    hungUp.current = false;
     try {
-      const body = { userValues: JSON.parse(userValues || '{}') as Record<string, unknown> };
+      // The microphone first: a refused permission starts no call.
+      if (withVoice) {
+        audio.current = await openVoiceAudio({
+          onFrame: (frame) => {
+            if (live.current && socket.current?.readyState === WebSocket.OPEN) socket.current.send(frame);
+          },
+          onPlayed: (samples, rate) => setPlayed({ samples, rate }),
+        }, processing);
+      }
+      const body = { userValues: JSON.parse(userValues || '{}') as Record<string, unknown>, ...(withVoice ? { audio: CALL_AUDIO } : {}) };
       const call = await data(kind === 'agent'
         ? api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/calls', { params: { path: { ...scope, agentId: ownerId } }, body })
         : api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants/{assistantId}/calls', { params: { path: { ...scope, assistantId: ownerId } }, body }));
       setCallId(call.id);
       started.current = performance.now();
       const ws = new WebSocket(call.websocketUrl);
+      ws.binaryType = 'arraybuffer';
       socket.current = ws;
-      ws.onmessage = (event) => {
-        const frame = JSON.parse(String(event.data)) as ServerFrame;
-        switch (frame.type) {
-          case 'call_started': setState('live'); add({ kind: 'system', text: 'Call started', at: since() }); break;
-          case 'assistant_delta': setPartial((p) => p + frame.text); break;
-          case 'assistant_message': setPartial(''); add({ kind: 'assistant', text: frame.text, at: since() }); break;
-          case 'tool_call': add({ kind: 'tool_call', id: frame.id, name: frame.name, arguments: frame.arguments, at: since() }); break;
-          case 'tool_result': add({ kind: 'tool_result', id: frame.id, name: frame.name, ok: frame.ok, statusCode: frame.statusCode, latencyMs: frame.latencyMs, at: since() }); break;
-          case 'error': add({ kind: 'system', text: `Error: ${frame.message}`, at: since() }); break;
-          case 'call_ended': setState('ended'); add({ kind: 'system', text: `Call ended (${frame.reason})`, at: since() }); break;
+      ws.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
+        if (typeof event.data !== 'string') {
+          audio.current?.play(event.data);
+          return;
         }
+        const frame = JSON.parse(event.data) as ServerFrame;
+        if (frame.type === 'call_started') {
+          live.current = true;
+          setState('live');
+        }
+        if (frame.type === 'interrupted') audio.current?.clear();
+        if (frame.type === 'call_ended') setState('ended');
+        const at = since();
+        setTimeline((t) => applyFrame(t, frame, at));
       };
-      ws.onclose = () => setState((s) => (s === 'ended' ? s : 'ended'));
+      ws.onclose = () => {
+        live.current = false;
+        setState('ended');
+        closeAudio(hungUp.current ? 0 : 1000);
+      };
       ws.onerror = () => setError(new Error('The call connection failed'));
     } catch (e) {
-      setError(e);
+      if (e instanceof MicrophoneError) setMicError(e.message);
+      else setError(e);
+      closeAudio();
       setState('idle');
     }
   };
@@ -76,9 +110,20 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
     event.preventDefault();
     if (!text.trim() || !socket.current) return;
     socket.current.send(JSON.stringify({ type: 'user_message', text }));
-    add({ kind: 'user', text, at: since() });
+    const at = since();
+    setTimeline((t) => ({ ...t, entries: [...t.entries, { kind: 'user', text, at }] }));
     setText('');
   };
+  const hangUp = () => {
+    hungUp.current = true;
+    audio.current?.clear();
+    socket.current?.send(JSON.stringify({ type: 'end' }));
+  };
+  const toggleMute = () => {
+    audio.current?.setMuted(!muted);
+    setMuted(!muted);
+  };
+  const again = state === 'ended';
 
   return (
     <section className="card" aria-labelledby="test-call">
@@ -87,38 +132,40 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
         ? (
           <div className="row">
             <TextArea label="userValues (JSON)" rows={2} value={userValues} onChange={(e) => setUserValues(e.target.value)} hint="Fill {{placeholders}} in the prompt and greeting" />
-            <button type="button" className="primary" onClick={() => void start()}>{state === 'ended' ? 'Start another text call' : 'Start text call'}</button>
+            <button type="button" className="primary" onClick={() => void start(false)}>{again ? 'Start another text call' : 'Start text call'}</button>
+            <button type="button" className="primary" onClick={() => void start(true)} aria-describedby="talk-hint">{again ? 'Talk again' : 'Talk'}</button>
+            <label className="check">
+              <input type="checkbox" checked={processing} onChange={(e) => setProcessing(e.target.checked)} />
+              Echo cancellation and noise suppression
+            </label>
           </div>
         )
-        : <button type="button" className="danger" onClick={() => socket.current?.send(JSON.stringify({ type: 'end' }))}>End call</button>}
+        : (
+          <div className="row" role="group" aria-label="Call controls">
+            {voice && <button type="button" onClick={toggleMute} aria-pressed={muted} disabled={state !== 'live'}>{muted ? 'Unmute' : 'Mute'}</button>}
+            <button type="button" className="danger" onClick={hangUp} disabled={state !== 'live'}>{voice ? 'Hang up' : 'End call'}</button>
+            {voice && state === 'live' && <span className="note" role="status">{muted ? 'Microphone muted' : 'Listening…'}</span>}
+          </div>
+        )}
+      <p id="talk-hint" className="hint">
+        Talk uses the microphone and speaker (the browser asks for the microphone once). Keep echo cancellation on with
+        speakers, or the assistant hears itself; off, the service gets the microphone unchanged.
+      </p>
+      {micError && <div className="error-box" role="alert"><p>{micError}</p></div>}
       <ErrorBox error={error} />
-      <ol className="timeline" aria-label="Call timeline" aria-live="polite">
-        {entries.map((e, i) => (
-          <li key={i} className={`t-${e.kind}`}>
-            <span className="t-at">{(e.at / 1000).toFixed(1)} s</span>
-            {e.kind === 'assistant' && <span><strong>Assistant:</strong> {e.text}</span>}
-            {e.kind === 'user' && <span><strong>You:</strong> {e.text}</span>}
-            {e.kind === 'system' && <span className="note">{e.text}</span>}
-            {e.kind === 'tool_call' && <span><strong>Tool call</strong> <code>{e.name}</code> <code>{e.arguments}</code></span>}
-            {e.kind === 'tool_result' && (
-              <span><strong>Tool result</strong> <code>{e.name}</code> <span className={e.ok ? 'good' : 'bad'}>{e.ok ? 'ok' : 'failed'}</span> {e.statusCode ?? 'no answer'} in {e.latencyMs} ms</span>
-            )}
-          </li>
-        ))}
-        {partial && <li className="t-assistant"><span className="t-at">…</span><span><strong>Assistant:</strong> {partial}</span></li>}
-      </ol>
+      <CallTimeline timeline={timeline} />
       {state === 'live' && (
         <form className="row" onSubmit={send}>
           <TextField label="Say" value={text} onChange={(e) => setText(e.target.value)} autoComplete="off" />
           <button type="submit" className="primary" disabled={!text.trim()}>Send</button>
         </form>
       )}
+      {voice && (
+        <p className="note" data-played-samples={played.samples} data-played-rate={played.rate}>
+          Played {played.rate ? (played.samples / played.rate).toFixed(1) : '0.0'} s of the assistant's voice
+        </p>
+      )}
       {callId && state === 'ended' && <p><Link to={`/calls/${callId}`}>Open the call record</Link></p>}
-      <section className="audio-slot" aria-labelledby="audio-call">
-        <h3 id="audio-call">Voice</h3>
-        {/* Microphone and speaker: another change brings audio calls (audio frames on this socket); they plug in here. */}
-        <p className="note">Voice test calls (microphone and speaker) come with audio calls; this panel is text only for now.</p>
-      </section>
     </section>
   );
 }

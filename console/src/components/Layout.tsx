@@ -10,6 +10,7 @@ const LINKS = [
   ['/agents', 'Agents'],
   ['/strategies', 'Strategies'],
   ['/sip', 'SIP'],
+  ['/provider-credentials', 'Providers'],
   ['/calls', 'Calls'],
   ['/deliveries', 'Webhooks'],
 ] as const;

@@ -1,24 +1,37 @@
-import { useId } from 'react';
-import { data } from '../api/client';
+import { useId, useState, type FormEvent } from 'react';
+import { ok } from '../api/client';
+import { allItems } from '../api/pages';
 import { useLoad } from '../hooks';
-import { useSession } from '../session';
+import { useCan, useSession } from '../session';
+
+const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
 /**
  * Vendor and organization: the platform admin picks both, a vendor token the organization, an
  * organization token nothing. A chosen vendor without an organization yet has organizationId ''.
+ * The lists are read page by page, so every vendor and organization is offered; a vendor token
+ * that may not list organizations (no organizations:read) types the organization's id instead.
  */
 export function ScopeSwitcher() {
   const { api, me, scope, setScope } = useSession();
+  const can = useCan();
   const vendorSelect = useId();
   const orgSelect = useId();
   const isAdmin = me.kind === 'admin';
   const vendorId = me.vendorId ?? scope?.vendorId ?? '';
-  const vendors = useLoad(async () => (isAdmin ? data(api.GET('/api/v1/vendors', { params: { query: { size: 100 } } })) : []), [api, isAdmin]);
+  const mayList = can('organizations:read');
+  const vendors = useLoad(async () => (isAdmin
+    ? allItems((page, size) => ok(api.GET('/api/v1/vendors', { params: { query: { page, size } } })))
+    : []), [api, isAdmin]);
   const orgs = useLoad(async () => {
-    if (!vendorId) return [];
-    if (me.organizationId) return [await data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}', { params: { path: { vendorId, organizationId: me.organizationId } } }))];
-    return data(api.GET('/api/v1/vendors/{vendorId}/organizations', { params: { path: { vendorId }, query: { size: 100 } } }));
-  }, [api, vendorId, me.organizationId]);
+    if (me.organizationId) {
+      // An organization token's own organization, by name when the token may read it.
+      if (!mayList) return [{ id: me.organizationId, name: me.organizationId }];
+      return [(await ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}', { params: { path: { vendorId, organizationId: me.organizationId } } }))).data];
+    }
+    if (!vendorId || !mayList) return [];
+    return allItems((page, size) => ok(api.GET('/api/v1/vendors/{vendorId}/organizations', { params: { path: { vendorId }, query: { page, size } } })));
+  }, [api, vendorId, me.organizationId, mayList]);
 
   return (
     <div className="scope">
@@ -31,16 +44,48 @@ export function ScopeSwitcher() {
           </select>
         </>
       )}
-      <label htmlFor={orgSelect}>Organization</label>
-      <select
-        id={orgSelect}
-        value={scope?.organizationId ?? ''}
-        disabled={!vendorId || Boolean(me.organizationId)}
-        onChange={(e) => setScope(e.target.value ? { vendorId, organizationId: e.target.value } : null)}
-      >
-        <option value="">Choose…</option>
-        {(orgs.data ?? []).map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
-      </select>
+      {mayList || me.organizationId
+        ? (
+          <>
+            <label htmlFor={orgSelect}>Organization</label>
+            <select
+              id={orgSelect}
+              value={scope?.organizationId ?? ''}
+              disabled={!vendorId || Boolean(me.organizationId)}
+              onChange={(e) => setScope(e.target.value ? { vendorId, organizationId: e.target.value } : null)}
+            >
+              <option value="">Choose…</option>
+              {(orgs.data ?? []).map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
+            </select>
+          </>
+        )
+        : vendorId && <OrganizationById current={scope?.organizationId ?? ''} onChoose={(organizationId) => setScope({ vendorId, organizationId })} />}
     </div>
+  );
+}
+
+/** For a token that may not list organizations: the id is typed (the pages then say whether the token may use it). */
+function OrganizationById({ current, onChoose }: { current: string; onChoose: (organizationId: string) => void }) {
+  const input = useId();
+  const [value, setValue] = useState(current);
+  const [wrong, setWrong] = useState(false);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const id = value.trim();
+    setWrong(!UUID.test(id));
+    if (UUID.test(id)) onChoose(id);
+  };
+  return (
+    <form className="scope-by-id" onSubmit={submit} aria-label="Choose an organization by id">
+      <label htmlFor={input}>Organization id</label>
+      <input
+        id={input} value={value} onChange={(e) => setValue(e.target.value)} size={38} spellCheck={false} autoComplete="off"
+        aria-invalid={wrong} aria-describedby={`${input}-why`}
+      />
+      <button type="submit">Use</button>
+      <small id={`${input}-why`} className={wrong ? 'field-error' : 'hint'}>
+        {wrong ? 'An organization id is a UUID.' : 'This token may not list organizations (no organizations:read): type the id.'}
+      </small>
+    </form>
   );
 }

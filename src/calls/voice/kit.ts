@@ -8,7 +8,8 @@ import { elevenLabsTts } from '../../voice/tts/elevenlabs.ts';
 import { espeakTts } from '../../voice/tts/espeak.ts';
 import { loadEspeakEngine, type EspeakEngine, type TtsProvider, type TtsProviderName } from '../../voice/tts/index.ts';
 import { openAiTts } from '../../voice/tts/openai.ts';
-import { loadSileroModel, type SileroModel } from '../../voice/vad-model.ts';
+import type { SileroModel } from '../../voice/vad-model.ts';
+import { loadSileroWorker } from '../../voice/vad-worker.ts';
 
 /**
  * What every voice call of a process shares: the pacer of outgoing audio, the VAD model and the
@@ -38,7 +39,7 @@ export function createVoiceKit(options: { pacerClock?: PacerClock } = {}): Voice
   return {
     pacer: new Pacer(clock),
     clock,
-    vadModel: () => (model ??= loadSileroModel()),
+    vadModel: () => (model ??= loadSileroWorker()),
     tts: (name) => tts[name],
     stt: (name) => stt[name],
     async close() {

@@ -22,8 +22,14 @@ const VALIDATE_DESCRIPTION =
   'is left. Answers within 10 s. `statusCode` is the final SIP status, or null on timeout or when the server cannot ' +
   'be reached. A server address refused by the egress policy is a 400 on `hostname`, and nothing is sent.';
 
-export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export interface SipCredentialRouteOptions {
+  /** Told after credentials were stored, changed or deleted (the process's trunk registrations follow at once). */
+  changed?: () => void;
+}
+
+export const sipCredentialRoutes: FastifyPluginAsyncTypebox<SipCredentialRouteOptions> = async (app, opts) => {
   const { ctx } = app;
+  const changed = () => opts.changed?.();
 
   app.post(`${BASE}/validate`, {
     config: write,
@@ -38,13 +44,14 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags, summary: 'Store SIP credentials', params: OrgParams, body: SipCredentialCreate, response: responses(201, Envelope(SipCredential)) },
   }, async (request, reply) => {
     const credential = await createSipCredential(ctx, request.params.organizationId, request.body);
+    changed();
     return sendCreated(request, reply, `${orgPath(request.params)}${BASE}/${credential.id}`, credential);
   });
 
   app.get(BASE, {
     config: read,
     schema: { tags, summary: 'List SIP credentials', params: OrgParams, querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(SipCredential)) },
-  }, async (request) => pageBody(request, await listSipCredentials(ctx.db.kysely, request.params.organizationId, request.query)));
+  }, async (request) => pageBody(request, await listSipCredentials(ctx.db.kysely, request.params.organizationId, request.query, ctx.clock.now())));
 
   app.get(ITEM, {
     config: read,
@@ -54,7 +61,10 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
   updateRoutes(app, {
     url: ITEM, params: SipCredentialParams, config: write, tags, what: 'SIP credentials', read: SipCredential, write: SipCredentialUpdate,
     description: 'A body without `password` (or with ********) keeps the stored password, unless hostname, port or transport change.',
-    update: ({ params, edit }) => updateSipCredential(ctx, params.organizationId, params.sipCredentialId, edit),
+    update: async ({ params, edit }) => {
+      await updateSipCredential(ctx, params.organizationId, params.sipCredentialId, edit);
+      changed();
+    },
   });
 
   app.delete(ITEM, {
@@ -65,6 +75,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     await deleteSipCredential(ctx, request.params.organizationId, request.params.sipCredentialId);
+    changed();
     return envelope(request, null, 'Deleted');
   });
 

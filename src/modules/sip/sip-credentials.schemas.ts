@@ -45,6 +45,27 @@ export const SipValidationResult = Type.Object(
   { title: 'SipValidationResult' },
 );
 
+const Register = Type.Boolean({
+  description: 'Keep a SIP registration up with these credentials (refreshed before it runs out), so the trunk routes calls to ' +
+    'their numbers to Parley; default false: calls are then taken from the trunk host without registering',
+});
+
+export const REGISTRATION_STATES = ['registering', 'registered', 'failed', 'unregistered'] as const;
+
+export const SipRegistrationStatus = Type.Object(
+  {
+    state: Type.Unsafe<(typeof REGISTRATION_STATES)[number]>(Type.String({
+      enum: [...REGISTRATION_STATES],
+      description: 'registering: a REGISTER is under way; registered: the registrar holds our binding; failed: the last REGISTER was ' +
+        'refused or unanswered (retried with backoff); unregistered: no Parley process with a SIP endpoint registers them now',
+    })),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: "The registrar's last final SIP status; null before any or when none came" }),
+    expiresAt: Type.Union([DateTime, Type.Null()], { description: 'When the binding runs out unless refreshed (Parley refreshes it at half its life)' }),
+  },
+  { title: 'SipRegistrationStatus' },
+);
+export type SipRegistrationStatus = Static<typeof SipRegistrationStatus>;
+
 export const SipCredential = Type.Object(
   {
     id: Uuid,
@@ -55,6 +76,8 @@ export const SipCredential = Type.Object(
     transport: Transport,
     username: Type.String(),
     maxAgentTasks: Type.Integer(),
+    register: Register,
+    registration: Type.Union([SipRegistrationStatus, Type.Null()], { description: 'How the registration stands; null when the credentials do not register' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -69,6 +92,7 @@ const writeFields = {
   transport: Type.Optional(Transport),
   username: Username,
   maxAgentTasks: Type.Optional(MaxAgentTasks),
+  register: Type.Optional(Register),
 };
 
 export const SipCredentialCreate = Type.Object(
@@ -76,7 +100,7 @@ export const SipCredentialCreate = Type.Object(
   {
     additionalProperties: false,
     title: 'SipCredentialCreate',
-    examples: [{ name: 'Main trunk', hostname: 'sip.example.com', port: 5060, transport: 'udp', username: 'parley-trunk', password: 'correct horse battery staple', maxAgentTasks: 2 }],
+    examples: [{ name: 'Main trunk', hostname: 'sip.example.com', port: 5060, transport: 'udp', username: 'parley-trunk', password: 'correct horse battery staple', maxAgentTasks: 2, register: true }],
   },
 );
 export type SipCredentialCreate = Static<typeof SipCredentialCreate>;

@@ -4,7 +4,7 @@ import { MASK } from '../../crypto/secret-box.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import type { Edit } from '../../http/updates.ts';
 import {
-  deleteSipCredentialRow, findSipCredential, insertSipCredential, toSipCredential, updateSipCredentialRow,
+  deleteSipCredentialRow, findSipCredential, insertSipCredential, readSipCredential, registrationOf, toSipCredential, updateSipCredentialRow,
 } from './sip-credentials.repository.ts';
 import type { SipCredential, SipCredentialCreate, SipCredentialUpdate, SipTransportName } from './sip-credentials.schemas.ts';
 import { firstNumberOf } from './sip-numbers.repository.ts';
@@ -32,15 +32,16 @@ export async function createSipCredential({ db, clock, secrets }: Deps, organiza
     username: body.username,
     password_sealed: secrets.seal(body.password),
     max_agent_tasks: body.maxAgentTasks ?? 1,
+    register: body.register ? 1 : 0,
     created_at: at,
     updated_at: at,
   };
   await db.kysely.transaction().execute((trx) => insertSipCredential(trx, row));
-  return toSipCredential(row);
+  return toSipCredential(row, registrationOf(body.register ?? false, undefined, clock.now()));
 }
 
 export async function getSipCredential(deps: Deps, organizationId: string, id: string): Promise<SipCredential> {
-  return toSipCredential(await load(deps, organizationId, id));
+  return readSipCredential(deps.db.kysely, await load(deps, organizationId, id), deps.clock.now());
 }
 
 /**
@@ -50,7 +51,7 @@ export async function getSipCredential(deps: Deps, organizationId: string, id: s
  */
 export async function updateSipCredential(deps: Deps, organizationId: string, id: string, edit: Edit<SipCredential, SipCredentialUpdate>): Promise<void> {
   const stored = await load(deps, organizationId, id);
-  const body = edit(toSipCredential(stored));
+  const body = edit(await readSipCredential(deps.db.kysely, stored, deps.clock.now()));
   assertHostname(body.hostname);
   const transport = body.transport ?? 'udp';
   const keepPassword = body.password === undefined || body.password === MASK;
@@ -65,6 +66,7 @@ export async function updateSipCredential(deps: Deps, organizationId: string, id
     username: body.username,
     ...(keepPassword ? {} : { password_sealed: deps.secrets.seal(body.password as string) }),
     max_agent_tasks: body.maxAgentTasks ?? 1,
+    register: body.register ? 1 : 0,
     updated_at: deps.clock.now().toISOString(),
   });
 }

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Log } from '../../calls/record.ts';
+import type { CallSetup, Log } from '../../calls/record.ts';
 import { sipTransport } from '../../calls/transports/sip.ts';
 import type { TransportInfo } from '../../calls/transports/transport.ts';
 import { readJson } from '../../db/values.ts';
@@ -42,6 +42,11 @@ export interface ConnectedSipCall {
   log: Log;
   /** Aborted when the call must end from our side (its task cancelled, its lease lost). */
   signal?: AbortSignal;
+  /**
+   * The call's setup when it was prepared before the answer (an incoming call, prepared while it
+   * rang): the session then starts with the dialog, so no early key or word is missed.
+   */
+  setup?: CallSetup;
 }
 
 /**
@@ -55,7 +60,7 @@ export async function runSipCall(run: CallRunDeps, call: ConnectedSipCall): Prom
   const { kysely } = run.deps.ctx.db;
   bindMedia(dialog, rtp);
   try {
-    const setup = await prepareCall(run, row).catch(() => null);
+    const setup = call.setup ?? await prepareCall(run, row).catch(() => null);
     if (!setup) {
       await dialog.bye().catch(() => undefined);
     } else {

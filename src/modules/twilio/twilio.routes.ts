@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { responses } from '../../http/envelope.ts';
 import { badRequest } from '../../http/errors.ts';
-import { OrgParams } from '../../http/schemas.ts';
+import { isUuid, OrgParams } from '../../http/schemas.ts';
 import type { CallDeps } from '../calls/calls.service.ts';
 import { TwiML, TwilioVoiceRequest } from './twilio.schemas.ts';
 import { answerVoiceRequest, verifyTwilioRequest } from './twilio.service.ts';
@@ -15,7 +15,6 @@ import { answerVoiceRequest, verifyTwilioRequest } from './twilio.service.ts';
  * organization prefix but outside the organization scope (which requires a bearer token): an
  * organization that does not exist simply has no credential, so it is the same 403.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const twilioVoiceRoutes: FastifyPluginAsyncTypebox<{ deps: CallDeps }> = async (app, { deps }) => {
   // Form bodies are parsed here only: every other route stays JSON (a form body there is a 415).
@@ -40,7 +39,7 @@ export const twilioVoiceRoutes: FastifyPluginAsyncTypebox<{ deps: CallDeps }> = 
     // path's ids are checked here first, as validation would, since the check reads the database.
     preValidation: (request) => {
       const params = request.params as Record<string, string>;
-      const bad = (['vendorId', 'organizationId'] as const).filter((name) => !UUID.test(params[name] ?? ''));
+      const bad = (['vendorId', 'organizationId'] as const).filter((name) => !isUuid(params[name] ?? ''));
       if (bad.length) throw badRequest('Invalid path parameters', bad.map((name) => ({ path: name, message: 'must be a UUID' })));
       return verifyTwilioRequest(deps.ctx, request);
     },

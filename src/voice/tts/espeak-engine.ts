@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startEvalWorker } from '../eval-worker.ts';
 
 /**
  * eSpeak NG compiled to WebAssembly (`@echogarden/espeak-ng-emscripten`), loaded once per
@@ -75,24 +76,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 
 export async function loadEspeakEngine(): Promise<EspeakEngine> {
   const moduleUrl = import.meta.resolve('@echogarden/espeak-ng-emscripten');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl } });
-  const sampleRate = await new Promise<number>((resolve, reject) => {
-    const onMessage = (message: FromWorker) => {
-      worker.off('error', onError);
-      if (message.kind === 'ready') resolve(message.sampleRate);
-      else reject(new Error(`espeak failed to load: ${message.kind === 'load-failed' ? message.message : message.kind}`));
-    };
-    const onError = (error: Error) => {
-      worker.off('message', onMessage);
-      reject(error);
-    };
-    worker.once('message', onMessage);
-    worker.once('error', onError);
-  }).catch(async (error: unknown) => {
-    await worker.terminate();
-    throw error;
-  });
-  return new WorkerEspeakEngine(worker, sampleRate);
+  const { worker, ready } = await startEvalWorker('espeak', WORKER_SOURCE, { moduleUrl });
+  return new WorkerEspeakEngine(worker, ready.sampleRate as number);
 }
 
 class WorkerEspeakEngine implements EspeakEngine {

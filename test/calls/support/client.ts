@@ -1,4 +1,5 @@
 /** A WebSocket call client that keeps every frame and waits for the ones a test expects. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 
 export interface CallClient {
@@ -78,4 +79,16 @@ export function connect(url: string): Promise<CallClient> {
       },
     }));
   });
+}
+
+/** Sends 16-bit PCM as 20 ms binary frames in real time, as a microphone would. */
+export async function talk(client: CallClient, pcm: Int16Array, sampleRate = 16000): Promise<void> {
+  const frameSamples = sampleRate / 50;
+  const start = performance.now();
+  for (let i = 0, n = 0; i < pcm.length; i += frameSamples, n++) {
+    const frame = pcm.subarray(i, i + frameSamples);
+    client.sendAudio(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+    const wait = start + (n + 1) * 20 - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
 }

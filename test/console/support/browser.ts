@@ -25,10 +25,11 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function openBrowser(baseUrl: string): Promise<Browser> {
+/** Chromium on a fresh profile; `args` are added to its command line (a fake microphone, say). */
+export async function openBrowser(baseUrl: string, args: readonly string[] = []): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'parley-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: ARGS, baseURL: baseUrl, viewport: { width: 1280, height: 900 }, colorScheme: 'light',
+    executablePath: CHROMIUM, headless: true, args: [...ARGS, ...args], baseURL: baseUrl, viewport: { width: 1280, height: 900 }, colorScheme: 'light',
   });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(15_000);

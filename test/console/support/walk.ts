@@ -16,7 +16,7 @@ import { captureLooks, openBrowser, type Browser } from './browser.ts';
 export const TOOL_SECRET = 'Bearer tool-secret-31f0';
 export const HOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const UUID = '[\\da-f]{8}-[\\da-f]{4}-[\\da-f]{4}-[\\da-f]{4}-[\\da-f]{12}';
-const SHOTS = join(import.meta.dirname, '../../../test-results/console');
+export const SHOTS = join(import.meta.dirname, '../../../test-results/console');
 
 export interface Walk {
   t: TestApp;

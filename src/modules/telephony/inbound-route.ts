@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { IncomingCall } from '../../sip/inbound.ts';
+import { literalIp, resolveTarget, systemResolver, type SipResolver, type SipTransport } from '../../sip/resolve.ts';
+import type { Kind } from '../assistants/assistants.repository.ts';
+import { normalizeE164 } from '../tasks/phone.ts';
+import { answeringAssistant } from '../twilio/inbound.ts';
+
+/** Where an incoming INVITE goes: the SIP number it names, its credentials, and who answers. */
+export interface InboundRoute {
+  organizationId: string;
+  number: string;
+  credentialId: string;
+  maxCalls: number;
+  answerer: { kind: Kind; id: string };
+}
+
+/** Why an INVITE has no route; each is answered 404 (docs/sip.md, "Inbound calls"). */
+export type NoRoute = 'no_number' | 'not_from_trunk' | 'no_assistant';
+
+/**
+ * The E.164 numbers a user part may mean: written with the plus (`+4930123456`, `%2B…`), or
+ * the bare digits many trunks send (`4930123456`), read as international.
+ */
+export function numbersOf(user: string | null): string[] {
+  if (!user) return [];
+  const written = user.replace(/^%2B/i, '+').trim();
+  const found = [normalizeE164(written), /^\d{6,15}$/.test(written) ? normalizeE164(`+${written}`) : null];
+  return found.filter((n): n is string => n !== null);
+}
+
+/** The request URI's user part, %-decoded; null for a URI without one. */
+function requestUser(requestUri: string): string | null {
+  const user = /^sips?:([^@;?]+)@/i.exec(requestUri.trim())?.[1];
+  if (!user) return null;
+  try {
+    return decodeURIComponent(user);
+  } catch {
+    return user;
+  }
+}
+
+/** Every address the credentials' host names (SRV targets included when no port is stored). */
+async function addressesOf(hostname: string, port: number, transport: SipTransport, resolver: SipResolver): Promise<Set<string>> {
+  const literal = literalIp(hostname);
+  if (literal) return new Set([literal.address]);
+  const targets = await resolveTarget(hostname, port, transport, { resolver }).catch(() => []);
+  return new Set(targets.map((t) => t.address));
+}
+
+/** `::ffff:192.0.2.1` (a dual-stack socket's view of an IPv4 peer) is 192.0.2.1. */
+const plainAddress = (address: string): string => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
+
+/**
+ * Finds the SIP number an INVITE is for: its request URI user or its To user names the number
+ * (the request URI first: a registered Contact's INVITE carries the number in To), and it
+ * must come from an address of that number's credentials' host. The same number may belong
+ * to several organizations (numbers are unique per organization); the first (oldest) whose
+ * trunk the INVITE came from wins.
+ */
+export async function routeInbound(db: Kysely<Database>, call: Pick<IncomingCall, 'requestUri' | 'to' | 'source'>, resolver: SipResolver = systemResolver): Promise<InboundRoute | NoRoute> {
+  const candidates = [...new Set([...numbersOf(requestUser(call.requestUri)), ...numbersOf(call.to.user)])];
+  if (!candidates.length) return 'no_number';
+  const rows = await db.selectFrom('sip_numbers as n')
+    .innerJoin('sip_credentials as cr', 'cr.id', 'n.sip_credential_id')
+    .select(['n.organization_id', 'n.number', 'cr.id as credentialId', 'cr.hostname', 'cr.port', 'cr.transport', 'cr.max_agent_tasks'])
+    .where('n.number', 'in', candidates)
+    .orderBy('n.created_at').orderBy('n.id')
+    .execute();
+  if (!rows.length) return 'no_number';
+  const source = plainAddress(call.source.address);
+  for (const row of rows) {
+    const addresses = await addressesOf(row.hostname, row.port, row.transport as SipTransport, resolver);
+    if (!addresses.has(source)) continue;
+    const answerer = await answeringAssistant(db, row.organization_id, row.number);
+    if (typeof answerer === 'string') return 'no_assistant';
+    return { organizationId: row.organization_id, number: row.number, credentialId: row.credentialId, maxCalls: row.max_agent_tasks, answerer };
+  }
+  return 'not_from_trunk';
+}

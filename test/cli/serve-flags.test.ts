@@ -1,0 +1,52 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createTestDatabase, type TestDatabase } from '../helpers/dialects.ts';
+import { PARLEY } from '../helpers/cli.ts';
+import { freePort, kill } from '../helpers/service-process.ts';
+
+/** Generous: only a broken start takes this long to answer. */
+const START_TIMEOUT_MS = 20_000;
+
+/** GET /healthz at the address, false when nothing answers there. */
+async function healthy(base: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+describe('parley serve --port --host', () => {
+  let database: TestDatabase;
+  let child: ChildProcess | undefined;
+  before(async () => {
+    database = await createTestDatabase('sqlite'); // the flags do not depend on the database
+  });
+  after(async () => {
+    if (child) await kill(child);
+    await database.drop();
+  });
+
+  // 127.0.0.2 is loopback too (all of 127.0.0.0/8 is), so --host can be told apart from HOST=127.0.0.1.
+  it('listen where the flags say, over PORT and HOST', async () => {
+    const [flagPort, envPort] = [await freePort(), await freePort()];
+    child = spawn(process.execPath, [...PARLEY, 'serve', '--port', String(flagPort), '--host', '127.0.0.2'], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(envPort), HOST: '127.0.0.1', PARLEY_SCHEDULER: 'off', LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await healthy(`http://127.0.0.2:${flagPort}`))) {
+      assert.equal(child.exitCode, null, `parley serve exited: ${stderr}`);
+      assert.ok(Date.now() < deadline, `nothing answered on --port ${flagPort} within ${START_TIMEOUT_MS / 1000} s: ${stderr}`);
+      await sleep(50);
+    }
+    assert.equal(await healthy(`http://127.0.0.1:${flagPort}`), false, 'HOST is overridden by --host');
+    assert.equal(await healthy(`http://127.0.0.1:${envPort}`), false, 'PORT is overridden by --port');
+  });
+});

@@ -73,6 +73,31 @@ for (const dialect of DIALECTS) {
       assert.equal(conclusion.call_id, id);
     });
 
+    it('fills a placeholder with its default when the call has no value, and with the value when it has one', async () => {
+      const withDefaults = await w.createAssistant({
+        name: 'Defaults',
+        systemPrompt: 'Call the customer {{ firstName | there }}.',
+        systemPromptGreeting: 'Hello {{firstName|there}}, welcome to {{company|our shop}}!',
+      });
+      const bare = await w.open(withDefaults);
+      assert.deepEqual(bare.client.frames[0], { type: 'call_started', callId: bare.id });
+      assert.deepEqual(await bare.client.next(() => true), { type: 'assistant_message', text: 'Hello there, welcome to our shop!' });
+      w.llm.respond = () => ({ text: 'Sure.' });
+      const before = w.llm.requests.length;
+      bare.client.send({ type: 'user_message', text: 'hi' });
+      await bare.client.next('assistant_message');
+      assert.equal(w.llm.requests[before].messages[0].content, 'Call the customer there.');
+      bare.client.send({ type: 'end' });
+      await bare.client.closed;
+
+      const named = await w.open(withDefaults, { firstName: 'Ada' });
+      assert.deepEqual(await named.client.next(() => true), { type: 'assistant_message', text: 'Hello Ada, welcome to our shop!' });
+      named.client.send({ type: 'end' });
+      await named.client.closed;
+      const call = await callRecord(w, bare.id);
+      assert.deepEqual(call.unfilledPlaceholders, []);
+    });
+
     it('answers bad frames with an error frame and goes on', async () => {
       const { client } = await w.open(assistantId);
       client.sendRaw('not json');

@@ -35,6 +35,8 @@ for (const dialect of DIALECTS) {
       assert.equal(row.status, 'ringing');
       assert.notEqual(row.token_hash, url.searchParams.get('token'), 'only a hash of the token is stored');
       assert.ok(!JSON.stringify(row).includes(url.searchParams.get('token') ?? '-'));
+      const record = (await w.api('GET', `${w.tenant.orgPath}/calls/${id}`)).body.data;
+      assert.deepEqual([record.userValues, record.assistantId, record.agentId, record.taskId], [{ firstName: 'Ada' }, assistantId, null, null], 'the record carries the values the call started with');
     });
 
     it('refuses without a token (401), with a viewer token (403), for a foreign or unknown assistant (404), and unknown fields (400)', async () => {

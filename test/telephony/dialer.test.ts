@@ -154,6 +154,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     // The call's read shape carries the RTP and RTCP figures of both directions.
     const read = await w.api('GET', `${w.tenant.orgPath}/calls/${call.id}`);
     assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.deepEqual([read.body.data.taskId, read.body.data.agentId, read.body.data.assistantId], [taskId, agentId, null], 'a task call names its task and agent');
     const { media } = read.body.data;
     assert.deepEqual(media, json(call.media));
     assert.ok(media.packetsSent > 50 && media.packetsReceived > 200, JSON.stringify(media));

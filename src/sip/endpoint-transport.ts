@@ -11,6 +11,15 @@ import type { SipTransport } from './resolve.ts';
 import type { Hop, MessageSender } from './transaction/common.ts';
 import type { SipLogger } from './log.ts';
 
+/**
+ * The SIP UDP socket's kernel receive buffer. Linux's default (208 KiB, some 90 datagrams as the
+ * kernel counts them) overflows when a burst of calls is answered while the event loop is busy
+ * starting their pipelines: a 200 OK dropped there delays the answer until the far end retransmits
+ * it (0.5 s, then 1 s, 2 s…), and a far end that never does leaves the call unanswered. The kernel
+ * caps this at net.core.rmem_max.
+ */
+const UDP_RECEIVE_BUFFER = 4 * 1024 * 1024;
+
 export interface Source {
   transport: SipTransport;
   address: string;
@@ -62,7 +71,7 @@ export class SipTransports implements MessageSender {
     // With port 0 the kernel picks the UDP port; TCP must then get the same number, which
     // another process may hold: try a few times.
     for (let attempt = 0; ; attempt++) {
-      const udp = dgram.createSocket(net.isIP(options.host) === 6 ? 'udp6' : 'udp4');
+      const udp = dgram.createSocket({ type: net.isIP(options.host) === 6 ? 'udp6' : 'udp4', recvBufferSize: UDP_RECEIVE_BUFFER });
       await new Promise<void>((resolve, reject) => udp.once('error', reject).bind(options.port, options.host, () => resolve()));
       const port = udp.address().port;
       const tcp = net.createServer();

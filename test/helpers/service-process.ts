@@ -35,8 +35,8 @@ export async function startService(env: Record<string, string>, options: { built
   const command = options.built ? ['dist/cli.js'] : PARLEY;
   const child = spawn(process.execPath, [...command, 'serve'], {
     // PARLEY_DIALER defaults to sip: a service binds a SIP port only when the test asks for one.
-    env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'error', PARLEY_DIALER: 'none', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, PARLEY_SCHEDULER: 'off', PARLEY_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: process.env.PARLEY_TEST_SERVICE_LOGS ? 'info' : 'error', PARLEY_DIALER: 'none', ...env },
+    stdio: ['ignore', process.env.PARLEY_TEST_SERVICE_LOGS ? 'inherit' : 'ignore', 'pipe'],
   });
   const reap = () => child.kill('SIGKILL');
   process.once('exit', reap);

@@ -61,6 +61,10 @@ export async function startSipp(options: SippOptions): Promise<Sipp> {
     ...(options.remote ? [options.remote] : []),
   ];
   const child = spawn(SIPP, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir });
+  // A sipp left behind by a test or bench process that died would hold its ports for the next run.
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.off('exit', reap));
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
   const done = new Promise<{ code: number | null; log: string }>((resolve) => {

@@ -61,7 +61,8 @@ export async function startSipp(options: SippOptions): Promise<Sipp> {
     ...(options.remote ? [options.remote] : []),
   ];
   const child = spawn(SIPP, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir });
-  // A sipp left behind by a test or bench process that died would hold its ports for the next run.
+  // A sipp left behind when this process exits without stopping it (a failed bench, say) would hold
+  // its ports for the next run. (A process killed by a signal still leaves it behind.)
   const reap = () => child.kill('SIGKILL');
   process.once('exit', reap);
   child.once('exit', () => process.off('exit', reap));

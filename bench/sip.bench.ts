@@ -25,6 +25,7 @@ import { freeUdpPort, startKamailio, type Kamailio } from '../test/helpers/kamai
 import { reply, request } from '../test/helpers/raw-sip-peer.ts';
 import { freePort, kill, startService } from '../test/helpers/service-process.ts';
 import { startSipp, type Sipp } from '../test/helpers/sipp.ts';
+import { until } from '../test/helpers/until.ts';
 import { startFakeDeepgram } from '../test/voice/fakes/deepgram.ts';
 import { startElevenLabsFake } from '../test/voice/fakes/elevenlabs.ts';
 
@@ -42,14 +43,6 @@ const SIPP_BUFFER = 4 * 1024 * 1024;
 
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil(p * values.length) - 1)] ?? NaN;
 const metric = (text: string, name: string, labels = '') => Number(text.split('\n').find((l) => l.startsWith(`${name}${labels} `))?.split(' ')[1] ?? NaN);
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** The service with the dialer on, the fake providers, a tenant and a voice strategy. */
 async function world() {
@@ -138,7 +131,7 @@ async function latency(w: World) {
     firstRtpAt = 0;
     const before = w.tts.sent.length;
     const [taskId] = await w.tasks(agentId, 1);
-    await until('the greeting at the phone', () => firstRtpAt > 0 && w.tts.sent.length > before, 20_000);
+    await until('the greeting at the phone', () => firstRtpAt > 0 && w.tts.sent.length > before, (heard) => heard, 20_000, 20);
     const greeting = w.tts.sent[before]!;
     if (i >= 0) {
       setup.push(firstRtpAt - answeredAt);
@@ -146,7 +139,7 @@ async function latency(w: World) {
       added.push(firstRtpAt - answeredAt - greeting.firstAudioDelayMs);
     }
     await w.cancel(agentId, [taskId!]);
-    await until('the call to end', async () => (await w.activeCalls(agentId)) === 0, 20_000);
+    await until('active calls', () => w.activeCalls(agentId), (n) => n === 0, 20_000, 20);
   }
   sip.close();
   rtp.close();
@@ -177,7 +170,7 @@ async function load(calls: number) {
   try {
     const agentId = await w.agent({ hostname: '127.0.0.1', port: sipp.port, username: 'bench', password: 'secret' });
     const ids = await w.tasks(agentId, calls);
-    await until(`${calls} calls up`, async () => (await w.activeCalls(agentId)) >= calls, 120_000);
+    await until(`${calls} calls up`, () => w.activeCalls(agentId), (n) => n >= calls, 120_000, 20);
     await sleep(LOAD_SECONDS * 1000);
     const metrics = await (await fetch(`${w.service.base}/metrics`)).text();
     const status = readFileSync(`/proc/${w.service.child.pid}/status`, 'utf8');
@@ -205,7 +198,7 @@ async function setupRate(calls: number) {
     const agentId = await w.agent({ hostname: '127.0.0.1', port: k.udpPort, username: k.username, password: k.password });
     const started = performance.now();
     const ids = await w.tasks(agentId, calls);
-    await until(`${calls} calls answered`, async () => (await w.activeCalls(agentId)) >= calls, 120_000);
+    await until(`${calls} calls answered`, () => w.activeCalls(agentId), (n) => n >= calls, 120_000, 20);
     const parleySeconds = (performance.now() - started) / 1000;
     await w.cancel(agentId, ids);
     await phone.stop();

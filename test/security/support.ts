@@ -4,6 +4,7 @@ import { get } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { until } from '../helpers/until.ts';
 
 /** Resident memory of this process (the service under test runs in it), in MiB. */
 export const rssMiB = (): number => process.memoryUsage().rss / 1024 / 1024;
@@ -19,11 +20,7 @@ export function collectGarbage(): void {
 
 /** Polls `check` until it holds; fails after a deadline that only a broken run reaches. */
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await until(what, check, (ok) => ok, timeoutMs, 20);
 }
 
 /** A raw TCP client that keeps everything it receives and knows when the server closed. */

@@ -7,12 +7,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { readWav, segmentedCorrelation, speechWav, writeWav } from '../helpers/audio.ts';
 import { startBaresip, type Baresip } from '../helpers/baresip.ts';
 import { startKamailio, type Kamailio } from '../helpers/kamailio.ts';
-import { startWorld, type World } from '../calls/support/world.ts';
+import { settledTask, startWorld, type World } from '../calls/support/world.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
 
 const DG_KEY = 'dg-test-key-0123456789';
@@ -51,18 +50,6 @@ describe('transfer_call on a dialer call (sqlite)', () => {
     const created = await w.api('POST', `${w.tenant.orgPath}/agents/${agentId}/tasks`, { targetNumber: target, execute: true });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     return { agentId, taskId: created.body.data.id };
-  }
-
-  /** Ticks the runner until the task leaves IN_PROGRESS. */
-  async function settled(agentId: string, taskId: string, deadlineMs = 40_000): Promise<any> {
-    const until = performance.now() + deadlineMs;
-    for (;;) {
-      await w.t.app.runner.tick();
-      const res = await w.api('GET', `${w.tenant.orgPath}/agents/${agentId}/tasks/${taskId}`);
-      if (res.body.data.attempts > 0 && res.body.data.status !== 'IN_PROGRESS') return res.body.data;
-      if (performance.now() > until) throw new Error(`task still ${res.body.data.status}: ${JSON.stringify(res.body.data)}`);
-      await sleep(50);
-    }
   }
 
   before(async () => {
@@ -105,7 +92,7 @@ describe('transfer_call on a dialer call (sqlite)', () => {
     const incoming = await target.waitEvent('CALL_ESTABLISHED', () => true, 20_000);
     assert.match(String(incoming.peeruri), /\+12125550121@/, 'the target was called by the transferred phone');
 
-    const done = await settled(agentId, taskId);
+    const done = await settledTask(w, agentId, taskId, 40_000);
     assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
     const call = await w.t.ctx.db.kysely.selectFrom('calls').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
     assert.equal(call.end_reason, 'transferred');
@@ -129,7 +116,7 @@ describe('transfer_call on a dialer call (sqlite)', () => {
     // The caller hangs up: our BYE ends the target's leg.
     await caller.waitEvent('CALL_CLOSED', () => true, 30_000);
     await target.waitEvent('CALL_CLOSED', () => true, 10_000);
-    const done = await settled(agentId, taskId);
+    const done = await settledTask(w, agentId, taskId, 40_000);
     assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
     const call = await w.t.ctx.db.kysely.selectFrom('calls').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow();
     assert.equal(call.end_reason, 'transferred');

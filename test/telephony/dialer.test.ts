@@ -15,7 +15,7 @@ import { toolSchema } from '../helpers/fixtures.ts';
 import { startKamailio, type Kamailio } from '../helpers/kamailio.ts';
 import { startSipp } from '../helpers/sipp.ts';
 import { startReceiver, type Receiver } from '../calls/support/receiver.ts';
-import { startWorld, type World } from '../calls/support/world.ts';
+import { settledTask, startWorld, type World } from '../calls/support/world.ts';
 import { startElevenLabsFake, type ElevenLabsFake } from '../voice/fakes/elevenlabs.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
 import { sox } from '../voice/support/speech.ts';
@@ -59,18 +59,6 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     const run = await w.api('POST', `${w.tenant.orgPath}/agents/${agentId}/tasks/${res.body.data.id}/execute`);
     assert.equal(run.body.data?.status, 'SCHEDULED', JSON.stringify(run.body));
     return res.body.data.id;
-  }
-
-  /** Ticks the runner until the task leaves IN_PROGRESS (or never reached it), within the deadline. */
-  async function settled(agentId: string, taskId: string, deadlineMs = 30_000): Promise<any> {
-    const until = performance.now() + deadlineMs;
-    for (;;) {
-      await w.t.app.runner.tick();
-      const res = await w.api('GET', `${w.tenant.orgPath}/agents/${agentId}/tasks/${taskId}`);
-      if (res.body.data.attempts > 0 && res.body.data.status !== 'IN_PROGRESS') return res.body.data;
-      if (performance.now() > until) throw new Error(`task still ${res.body.data.status}: ${JSON.stringify(res.body.data)}`);
-      await sleep(50);
-    }
   }
 
   before(async () => {
@@ -136,7 +124,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     }
     const pressed = await phone!.command('sndcode', '4');
     assert.ok(pressed.ok, pressed.data);
-    const done = await settled(agentId, taskId, 60_000);
+    const done = await settledTask(w, agentId, taskId, 60_000);
     assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
     assert.ok(done.conclusionId, 'the task keeps the call conclusion');
 
@@ -197,7 +185,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
       const sipp = await startSipp({ scenario: 'uas-reject.xml', vars: { STATUS: String(status), REASON: reason } });
       try {
         const agentId = await agentVia({ hostname: '127.0.0.1', port: sipp.port, username: 'trunk', password: 'secret' });
-        const done = await settled(agentId, await task(agentId));
+        const done = await settledTask(w, agentId, await task(agentId));
         assert.equal(done.status, taskStatus, JSON.stringify(done));
         assert.equal(done.lastError, `attempt 1: ${lastError}`);
         if (taskStatus === 'SCHEDULED') assert.ok(done.nextAttemptAt, 'a retry is planned');
@@ -212,7 +200,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
     const sipp = await startSipp({ scenario: 'uas-ring.xml' });
     try {
       const agentId = await agentVia({ hostname: '127.0.0.1', port: sipp.port, username: 'trunk', password: 'secret' });
-      const done = await settled(agentId, await task(agentId));
+      const done = await settledTask(w, agentId, await task(agentId));
       assert.equal(done.status, 'SCHEDULED', JSON.stringify(done));
       assert.match(done.lastError, /^attempt 1: no answer/);
       assert.equal((await sipp.done).code, 0, 'sipp got the CANCEL and the ACK of its 487');
@@ -224,7 +212,7 @@ describe('the SIP dialer places task calls (sqlite)', () => {
   it('an unreachable trunk is a retryable failure', { timeout: 30_000 }, async () => {
     // TCP to a port nobody listens on: refused at once.
     const agentId = await agentVia({ hostname: '127.0.0.1', port: 9, transport: 'tcp', username: 'trunk', password: 'secret' });
-    const done = await settled(agentId, await task(agentId));
+    const done = await settledTask(w, agentId, await task(agentId));
     assert.equal(done.status, 'SCHEDULED', JSON.stringify(done));
     assert.match(done.lastError, /^attempt 1: the trunk could not be reached/);
   });

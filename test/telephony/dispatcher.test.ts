@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { readWav, segmentedCorrelation, writeWav } from '../helpers/audio.ts';
@@ -21,6 +20,7 @@ import { freePort, kill, startService, type ServiceProcess } from '../helpers/se
 import { startLlmServer, type LlmServer } from '../calls/support/llm-server.ts';
 import { startElevenLabsFake, type ElevenLabsFake } from '../voice/fakes/elevenlabs.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
+import { until } from '../helpers/until.ts';
 
 const XI_KEY = 'xi-test-key-0123456789';
 const DG_KEY = 'dg-test-key-0123456789';
@@ -30,15 +30,6 @@ const NUMBER = '+12125550100';
 const PHONE = '+12125550101';
 const dialect = DIALECTS[0] ?? 'sqlite';
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, deadlineMs = 20_000): Promise<T> {
-  const end = performance.now() + deadlineMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (performance.now() > end) throw new Error(`${what}: still ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
 
 describe(`two Parley processes behind Kamailio's dispatcher, with rtpengine (${dialect})`, () => {
   let dir: string;

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { readWav, segmentedCorrelation, writeWav } from '../helpers/audio.ts';
 import { ManualClock } from '../../src/clock.ts';
@@ -22,6 +21,7 @@ import { startReceiver, type Receiver } from '../calls/support/receiver.ts';
 import { startWorld, type World } from '../calls/support/world.ts';
 import { startElevenLabsFake, type ElevenLabsFake } from '../voice/fakes/elevenlabs.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
+import { until } from '../helpers/until.ts';
 
 const XI_KEY = 'xi-test-key-0123456789';
 const DG_KEY = 'dg-test-key-0123456789';
@@ -32,16 +32,6 @@ const NUMBER = '+12125550100';
 const PHONE = '+12125550101';
 const json = (v: unknown): any => (typeof v === 'string' ? JSON.parse(v) : v);
 
-/** Polls `read` until `done` holds for its value, within a deadline that only a broken run reaches. */
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, deadlineMs = 20_000): Promise<T> {
-  const end = performance.now() + deadlineMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (performance.now() > end) throw new Error(`${what}: still ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
 
 for (const dialect of DIALECTS) {
   describe(`inbound SIP calls to numbers, and trunk registration (${dialect})`, () => {

@@ -2,6 +2,7 @@
 import type { Dialect } from '../../../src/db/database.ts';
 import { ADMIN_TOKEN, buildTestApp, createTenant, type Tenant, type TestApp, type TestAppOptions } from '../../helpers/app.ts';
 import { strategyBody } from '../../helpers/fixtures.ts';
+import { until } from '../../helpers/until.ts';
 import { connect, type CallClient } from './client.ts';
 import { startLlmServer, type LlmServer } from './llm-server.ts';
 
@@ -68,4 +69,13 @@ export async function callRecord(world: World, id: string): Promise<any> {
   const res = await world.api('GET', `${world.tenant.orgPath}/calls/${id}`);
   if (res.status !== 200) throw new Error(`get call: ${JSON.stringify(res.body)}`);
   return res.body.data;
+}
+
+/** Ticks the job runner until the task has had an attempt and left IN_PROGRESS; answers the task as GET shows it. */
+export async function settledTask(world: World, agentId: string, taskId: string, deadlineMs = 30_000): Promise<any> {
+  const read = async () => {
+    await world.t.app.runner.tick();
+    return (await world.api('GET', `${world.tenant.orgPath}/agents/${agentId}/tasks/${taskId}`)).body.data;
+  };
+  return until('the task to settle', read, (task) => task.attempts > 0 && task.status !== 'IN_PROGRESS', deadlineMs);
 }

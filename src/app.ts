@@ -60,7 +60,7 @@ import { createToolSpecAjv } from './http/validation.ts';
 import { inboundCalls } from './modules/telephony/inbound.ts';
 import { TrunkRegistrations } from './modules/telephony/registrations.ts';
 import { sipDialer } from './modules/telephony/sip-dialer.ts';
-import { openTelephony, type Telephony } from './modules/telephony/telephony.ts';
+import { openTelephony, telephonyMetrics, type Telephony } from './modules/telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
@@ -170,6 +170,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   const registrations = telephony ? new TrunkRegistrations(telephony, ctx) : null;
   if (telephony && registrations) {
     telephony.endpoint.onInvite(inboundCalls(telephony, callRun));
+    telephonyMetrics(app.metrics, telephony);
     app.addHook('onReady', async () => registrations.start());
     app.addHook('preClose', () => registrations.close());
     app.addHook('onClose', () => telephony.close());

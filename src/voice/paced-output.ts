@@ -75,11 +75,13 @@ export class Output<F> implements PacedOutput<F> {
       const tag = this.queue.firstTag();
       const frame = this.queue.shift();
       try {
-        this.options.send(frame);
+        this.options.send(frame, this.playhead === this.runStart);
       } catch (error) {
         this.options.onSendError?.(error);
       }
-      this.pacer.recordLateness(now - this.pacer.timeOf(due));
+      // Late after the tick it could first go: with a lead, a frame queued after its lead-early
+      // tick was not late at all until the tick it was queued in.
+      this.pacer.recordLateness(now - this.pacer.timeOf(Math.max(due, available)));
       this.playhead++;
       if (tag !== undefined) this.sent(tag);
     }

@@ -17,8 +17,8 @@ import type { PacerClock } from './pacer-clock.ts';
 export interface PacedOutputOptions<F> {
   /** Frames that may be sent ahead of real time. */
   lead?: number;
-  /** The transport's send (a WebSocket message, an RTP packet). */
-  send(frame: F): void;
+  /** The transport's send (a WebSocket message, an RTP packet); `startsRun` on the first frame after the peer ran dry. */
+  send(frame: F, startsRun: boolean): void;
   /** All frames of a tag declared with `end(tag)` have been sent. */
   onPlayed?(tag: string, sentMs: number): void;
   /** `send` threw; the frame counts as sent. */

@@ -191,22 +191,25 @@ describe('RTP port pool', () => {
     for (const bad of ['40000', '10-20', '50000-40000', 'a-b', '40000-70000']) assert.throws(() => parsePortRange(bad), RangeError);
   });
 
+  const IGNORE = { packet: () => undefined, error: () => undefined };
+
   it('never gives one port pair twice, skips ports others hold, and takes released ones back', async () => {
     const squatter = dgram.createSocket('udp4');
     await new Promise<void>((resolve) => squatter.bind(20502, '127.0.0.1', resolve));
     const pool = new RtpPortPool({ min: 20500, max: 20505 }, '127.0.0.1');
     const leases = [];
     try {
-      leases.push(await pool.allocate(), await pool.allocate());
+      leases.push(await pool.allocate(IGNORE), await pool.allocate(IGNORE));
       assert.deepEqual(leases.map((l) => l.port), [20500, 20504], '20502 is taken by someone else');
-      await assert.rejects(pool.allocate(), RtpPortsExhaustedError);
+      await assert.rejects(pool.allocate(IGNORE), RtpPortsExhaustedError);
       leases[0]?.release();
-      leases.push(await pool.allocate());
+      leases.push(await pool.allocate(IGNORE));
       assert.equal(leases[2]?.port, 20500);
       assert.equal(pool.inUse, 2);
     } finally {
       for (const l of leases) l.release();
       squatter.close();
+      await pool.close();
     }
     assert.equal(pool.inUse, 0);
   });

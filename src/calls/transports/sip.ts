@@ -6,6 +6,16 @@ import type { AudioFormat } from '../../voice/audio/format.ts';
 import type { AudioLink } from '../voice/link.ts';
 import type { CallControl, CallTransport, TransportInfo } from './transport.ts';
 
+/**
+ * 20 ms frames handed to the RTP media thread ahead of their time. The media thread sends them
+ * on its own steady 20 ms cadence, so the main thread may run up to this late (busy with other
+ * calls) before the phone hears a gap. Barge-in flushes them, and the call's BYE waits until they
+ * have gone out, so the lead costs no delay anywhere.
+ */
+export const SIP_AUDIO_LEAD = 20;
+/** The longest the BYE waits for the frames handed over to go out: the lead, with room to spare. */
+export const SIP_DRAIN_MS = 1_000;
+
 /** `,` and `w` in a DTMF string: a pause, as phones dial them. */
 export const DTMF_PAUSE_MS = 500;
 const DTMF_KEYS = /^[0-9*#A-D,w]*$/i;
@@ -41,8 +51,8 @@ export function sipAudioFormat(codec: CodecName): AudioFormat {
 
 /**
  * A call over SIP: the dialog carries signalling, the RTP session the voice (20 ms G.711 frames
- * both ways, lead 0: a phone plays what arrives). JSON frames have no peer on a phone and go
- * nowhere. `control` is the CallControl seam of the call engine: transfer by REFER (blind),
+ * both ways, handed over SIP_AUDIO_LEAD ahead to the media thread that paces them). JSON frames
+ * have no peer on a phone and go nowhere. `control` is the CallControl seam of the call engine: transfer by REFER (blind),
  * DTMF out as RFC 4733 events; keys pressed by the caller go to `handlers.dtmf`.
  *
  * A transfer the trunk refuses goes to `handlers.bridge` when there is one: once bridged, our
@@ -67,6 +77,7 @@ export function sipTransport(dialog: Dialog, rtp: RtpSession, info: TransportInf
       const bridged = await handlers.bridge(destination);
       if (!bridged.ok) return { ok: false, reason: `the trunk refused the transfer (${refusal}) and calling ${destination} failed (${bridged.reason})` };
       handedOver = true;
+      rtp.flush();
       return bridged;
     },
     async sendDtmf(digits) {
@@ -83,15 +94,18 @@ export function sipTransport(dialog: Dialog, rtp: RtpSession, info: TransportInf
     close() {
       if (closing) return;
       closing = true;
-      if (!handedOver) void dialog.bye().catch(() => undefined);
+      if (handedOver) return;
+      // The last words (end_call's goodbye) may still be queued on the media thread.
+      const drained = Promise.race([rtp.drained(), sleep(SIP_DRAIN_MS)]);
+      void drained.then(() => dialog.bye()).catch(() => undefined);
     },
     control,
   };
   const link: AudioLink = {
     format: sipAudioFormat(codec),
-    lead: 0,
-    sendFrame: (frame) => void (handedOver || rtp.send(frame)),
-    flushPeer: () => {},
+    lead: SIP_AUDIO_LEAD,
+    sendFrame: (frame, startsRun) => void (handedOver || rtp.send(frame, { startsRun })),
+    flushPeer: () => rtp.flush(),
     onAudio: (listener) => void rtp.on('audio', (frame) => listener(frame.payload)),
   };
   rtp.on('dtmf', ({ digit }) => handlers.dtmf(digit));

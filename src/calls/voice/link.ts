@@ -8,10 +8,10 @@ import type { AudioFormat } from '../../voice/audio/format.ts';
 export interface AudioLink {
   /** What the peer sends, and wants back. */
   readonly format: AudioFormat;
-  /** 20 ms frames the peer buffers ahead of playing: 0 for RTP (it plays what arrives), a few for WebSocket clients. */
+  /** 20 ms frames the peer buffers ahead of playing: a few for WebSocket clients and for RTP (whose media thread paces them). */
   readonly lead: number;
-  /** One 20 ms frame of the assistant's voice, in `format`. */
-  sendFrame(frame: Buffer): void;
+  /** One 20 ms frame of the assistant's voice, in `format`; `startsRun` on the first after a silence. */
+  sendFrame(frame: Buffer, startsRun?: boolean): void;
   /** Barge-in: the peer should drop what it has buffered and not yet played. */
   flushPeer(): void;
   /** The caller's audio, in `format`, chunked as it arrives. */

@@ -40,8 +40,8 @@ export class VoiceOutput {
     this.fill = silence(link.format);
     this.output = pacer.createOutput<Frame>({
       lead: link.lead,
-      send: (frame) => {
-        link.sendFrame(frame.bytes);
+      send: (frame, startsRun) => {
+        link.sendFrame(frame.bytes, startsRun);
         if (frame.first !== null) events.firstFrame(frame.first, performance.now());
       },
       onPlayed: (tag) => events.played(tag),

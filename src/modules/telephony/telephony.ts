@@ -1,8 +1,10 @@
+import { Gauge, type Registry } from 'prom-client';
 import type { Context } from '../../context.ts';
 import { checkAddress } from '../../egress/policy.ts';
 import { SipEndpoint } from '../../sip/endpoint.ts';
 import type { MediaSettings } from '../../sip/call-media.ts';
 import { RtpPortPool } from '../../sip/rtp/ports.ts';
+import type { RtpLateness } from '../../sip/rtp/media-thread.ts';
 
 /**
  * The SIP side of one process: its endpoint (one UDP/TCP port for every call and registration)
@@ -13,6 +15,8 @@ export interface Telephony {
   readonly endpoint: SipEndpoint;
   /** What every call's RTP session is opened with: the port pool, the SDP address, the egress policy. */
   media(): MediaSettings;
+  /** The media thread's pacing: how late RTP frames went out after their place on the 20 ms grid. */
+  rtpLateness(): Promise<RtpLateness>;
   close(): Promise<void>;
 }
 
@@ -32,7 +36,11 @@ export async function startTelephony(ctx: Pick<Context, 'config' | 'egress' | 'c
   return {
     endpoint,
     media: () => ({ pool, mediaAddress, allowAddress: (ip) => checkAddress(ip, allow).allowed, clock: ctx.clock, log: ctx.log, inactivityMs: 30_000 }),
-    close: () => endpoint.close(),
+    rtpLateness: () => pool.stats(),
+    async close() {
+      await endpoint.close();
+      await pool.close();
+    },
   };
 }
 
@@ -58,4 +66,30 @@ export async function openTelephony(ctx: Pick<Context, 'config' | 'egress' | 'cl
   const { host } = telephony.endpoint.advertised;
   log.info({ check: 'sip' }, `SIP dialer on udp and tcp ${config.sipHost}:${telephony.endpoint.port} (advertised as ${host}), RTP ports ${config.rtpPorts.min}-${config.rtpPorts.max}; PARLEY_DIALER=none turns it off`);
   return telephony;
+}
+
+/** The media thread's figures on /metrics, beside the voice pacer's (which, for SIP calls, times the hand-over). */
+export function telephonyMetrics(registry: Registry, telephony: Telephony): void {
+  new Gauge({
+    name: 'parley_rtp_frame_lateness_ms', help: 'How late RTP frames of SIP calls went out after their place on their talkspurt\'s 20 ms grid, since start',
+    labelNames: ['quantile'], registers: [registry],
+    async collect() {
+      const stats = await telephony.rtpLateness();
+      this.set({ quantile: '0.5' }, stats.p50Ms);
+      this.set({ quantile: '0.99' }, stats.p99Ms);
+      this.set({ quantile: '1' }, stats.maxMs);
+    },
+  });
+  new Gauge({
+    name: 'parley_rtp_frames_sent', help: 'RTP frames of SIP calls sent by the media thread on their grid, since start', registers: [registry],
+    async collect() {
+      this.set((await telephony.rtpLateness()).frames);
+    },
+  });
+  new Gauge({
+    name: 'parley_rtp_late_handovers', help: 'RTP frames of SIP calls the main thread handed to the media thread after their time (later than the lead), since start', registers: [registry],
+    async collect() {
+      this.set((await telephony.rtpLateness()).lateHandovers);
+    },
+  });
 }

@@ -1,8 +1,9 @@
 // RTP port allocation from a configured range (PARLEY_RTP_PORTS). Each call takes an even
 // port for RTP and the odd one above it for RTCP (RFC 3550 §11); a pair is never handed
-// out twice while in use, and a port someone else holds is skipped.
-import dgram from 'node:dgram';
+// out twice while in use, and a port someone else holds is skipped. The sockets live on the
+// pool's media thread (media-thread.ts).
 import { isIP } from 'node:net';
+import { MediaThread, NO_LATENESS, type RtpLateness, type MediaSocketHandlers, type Pacing } from './media-thread.ts';
 
 export interface PortRange {
   min: number;
@@ -22,22 +23,18 @@ export function parsePortRange(text: string): PortRange {
   return { min, max };
 }
 
+/** One call's port pair, its sockets on the media thread. */
 export interface PortLease {
   port: number;
-  rtp: dgram.Socket;
-  rtcp: dgram.Socket;
+  /** An RTP packet to the paced queue (see MediaThread.sendRtp). */
+  sendRtp(packet: Buffer, port: number, address: string, pacing: Pacing): void;
+  sendRtcp(packet: Buffer, port: number, address: string, sent?: () => void): void;
+  /** Drops the RTP packets still queued. */
+  flush(): void;
+  /** Resolves once every RTP packet handed over so far has gone out. */
+  drained(): Promise<void>;
+  /** Closes the sockets once what was handed over before has left them. */
   release(): void;
-}
-
-function bind(socket: dgram.Socket, port: number, host: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onError = (): void => resolve(false);
-    socket.once('error', onError);
-    socket.bind({ port, address: host, exclusive: true }, () => {
-      socket.off('error', onError);
-      resolve(true);
-    });
-  });
 }
 
 export class RtpPortPool {
@@ -45,6 +42,8 @@ export class RtpPortPool {
   #cursor: number;
   readonly #first: number;
   readonly #pairs: number;
+  /** Started with the first call, so a process that places none runs no thread. */
+  #thread: Promise<MediaThread> | null = null;
 
   constructor(readonly range: PortRange, readonly host: string) {
     this.#first = range.min % 2 === 0 ? range.min : range.min + 1;
@@ -57,41 +56,56 @@ export class RtpPortPool {
     return this.#inUse.size;
   }
 
+  /** The media thread, started on first use. */
+  thread(): Promise<MediaThread> {
+    this.#thread ??= MediaThread.start().catch((error: unknown) => {
+      this.#thread = null; // the next call tries again
+      throw error;
+    });
+    return this.#thread;
+  }
+
   /** Binds the next free pair; rotating through the range so a port just freed rests a while. */
-  async allocate(): Promise<PortLease> {
+  async allocate(handlers: MediaSocketHandlers): Promise<PortLease> {
     const family = isIP(this.host) === 6 ? 'udp6' : 'udp4';
+    const thread = await this.thread();
     for (let tried = 0; tried < this.#pairs; tried++) {
       const port = this.#first + 2 * this.#cursor;
       this.#cursor = (this.#cursor + 1) % this.#pairs;
       if (this.#inUse.has(port)) continue;
       this.#inUse.add(port);
-      const rtp = dgram.createSocket(family);
-      const rtcp = dgram.createSocket(family);
-      if ((await bind(rtp, port, this.host)) && (await bind(rtcp, port + 1, this.host))) {
-        let released = false;
-        const release = (): void => {
+      const id = await thread.open(port, this.host, family, handlers);
+      if (id === null) {
+        this.#inUse.delete(port);
+        continue;
+      }
+      let released = false;
+      return {
+        port,
+        sendRtp: (packet, to, address, pacing) => thread.sendRtp(id, packet, to, address, pacing),
+        sendRtcp: (packet, to, address, sent) => thread.sendRtcp(id, packet, to, address, sent),
+        flush: () => thread.flush(id),
+        drained: () => thread.drained(id),
+        release: () => {
           if (released) return;
           released = true;
-          for (const s of [rtp, rtcp]) {
-            try {
-              s.close();
-            } catch {
-              // already closed
-            }
-          }
+          thread.close(id);
           this.#inUse.delete(port);
-        };
-        return { port, rtp, rtcp, release };
-      }
-      for (const s of [rtp, rtcp]) {
-        try {
-          s.close();
-        } catch {
-          // never bound
-        }
-      }
-      this.#inUse.delete(port);
+        },
+      };
     }
     throw new RtpPortsExhaustedError(`no free RTP port pair in ${this.range.min}-${this.range.max}`);
+  }
+
+  /** How late the media thread sent frames (nothing yet before the first call). */
+  async stats(): Promise<RtpLateness> {
+    return this.#thread ? (await this.#thread).stats() : NO_LATENESS;
+  }
+
+  /** Stops the media thread (every lease's sockets close with it). */
+  async close(): Promise<void> {
+    const thread = this.#thread;
+    this.#thread = null;
+    await (await thread)?.stop();
   }
 }

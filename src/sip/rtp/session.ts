@@ -1,8 +1,8 @@
 // One call's media: G.711 RTP on a port pair from the pool, symmetric (we send to where
 // the far end's packets come from), a jitter buffer in front of 20 ms playout, RFC 4733
-// DTMF both ways and RTCP reports. The caller paces outgoing frames; we number them.
+// DTMF both ways and RTCP reports. We number outgoing frames and the pool's media thread
+// sends them 20 ms apart, so the caller may hand them over a few frames ahead.
 import { randomBytes } from 'node:crypto';
-import type dgram from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../../clock.ts';
 import { systemClock } from '../../clock.ts';
@@ -16,6 +16,7 @@ import { JitterBuffer } from './jitter-buffer.ts';
 import type { JitterFrame, JitterStats } from './jitter-buffer.ts';
 import { MAX_RTP_BYTES, RtpWriter, parseRtp } from './packet.ts';
 import { Pacer } from './pacer.ts';
+import type { Datagram, Pacing } from './media-thread.ts';
 import type { PortLease, RtpPortPool } from './ports.ts';
 import { ReceiveStats } from './receive-stats.ts';
 import { RtcpReporter } from './rtcp-reporter.ts';
@@ -91,6 +92,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   #first = true;
   #sentSinceReport = false;
   #closed = false;
+  /** Closed, sending the last report and BYE. */
+  #leaving = false;
   #recv = new ReceiveStats();
   #remoteSsrc: number | null = null;
   readonly #sent = { packets: 0, bytes: 0 };
@@ -144,16 +147,28 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       advanceTo: (ts) => {
         if (((ts - this.#timestamp) | 0) > 0) this.#timestamp = ts;
       },
-      send: (pt, ts, marker, payload) => void this.#sendRtp(pt, ts, marker, payload),
+      send: (pt, ts, marker, payload) => void this.#sendRtp(pt, ts, marker, payload, marker ? 'start' : 'continue'),
     }, FRAME_MS);
-    lease.rtp.on('message', (buf, rinfo) => this.#onRtp(buf, rinfo));
-    lease.rtcp.on('message', (buf, rinfo) => this.#onRtcp(buf, rinfo));
-    lease.rtp.on('error', (err) => this.#log.debug({ err: err.message }, 'rtp: socket error'));
-    lease.rtcp.on('error', (err) => this.#log.debug({ err: err.message }, 'rtcp: socket error'));
   }
 
   static async open(options: RtpSessionOptions): Promise<RtpSession> {
-    return new RtpSession(await options.pool.allocate(), options);
+    // Datagrams can only arrive once the lease exists, and the session is built right after it.
+    const opened: { session?: RtpSession } = {};
+    const lease = await options.pool.allocate({
+      packet: (datagram) => {
+        if (opened.session) opened.session.#onDatagram(datagram);
+      },
+      error: (kind, message) => {
+        if (opened.session) opened.session.#log.debug({ err: message }, `${kind}: socket error`);
+      },
+    });
+    opened.session = new RtpSession(lease, options);
+    return opened.session;
+  }
+
+  #onDatagram({ kind, data, address, port }: Datagram): void {
+    if (kind === 'rtp') this.#onRtp(data, address, port);
+    else this.#onRtcp(data, address, port);
   }
 
   get #log(): SipLogger {
@@ -199,18 +214,32 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }, Math.max(10, limit / 4));
   }
 
-  /** Sends one frame (20 ms of G.711: 160 bytes). False when nothing went out (no remote, on hold, DTMF). */
-  send(payload: Buffer, options: { marker?: boolean } = {}): boolean {
+  /**
+   * Sends one frame (20 ms of G.711: 160 bytes), 20 ms after the one before; `startsRun` (the
+   * first frame of a talkspurt, marked as RFC 3551 says) goes out as soon as it can. False when
+   * nothing went out (no remote, on hold, DTMF).
+   */
+  send(payload: Buffer, options: { startsRun?: boolean } = {}): boolean {
     const timestamp = this.#timestamp;
     this.#timestamp = (this.#timestamp + payload.length) >>> 0;
     const remote = this.#remote;
     if (this.#closed || !remote || this.#dtmfOut.active || remote.direction === 'recvonly' || remote.direction === 'inactive') return false;
-    const marker = options.marker ?? this.#first;
+    const startsRun = options.startsRun === true || this.#first;
     this.#first = false;
-    return this.#sendRtp(remote.payloadType, timestamp, marker, payload);
+    return this.#sendRtp(remote.payloadType, timestamp, startsRun, payload, startsRun ? 'start' : 'continue');
   }
 
-  #sendRtp(payloadType: number, timestamp: number, marker: boolean, payload: Buffer): boolean {
+  /** Barge-in: frames handed over and not yet sent are dropped. */
+  flush(): void {
+    if (!this.#closed) this.lease.flush();
+  }
+
+  /** Resolves once every frame handed over so far has been sent. */
+  drained(): Promise<void> {
+    return this.lease.drained();
+  }
+
+  #sendRtp(payloadType: number, timestamp: number, marker: boolean, payload: Buffer, pacing: Pacing): boolean {
     const target = this.#rtpLatch.target;
     if (!target) return false;
     const packet = this.#writer.write(payloadType, this.#seq, timestamp, marker, payload);
@@ -218,7 +247,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.#sent.packets += 1;
     this.#sent.bytes += payload.length;
     this.#sentSinceReport = true;
-    this.lease.rtp.send(packet, target.port, target.address);
+    this.lease.sendRtp(packet, target.port, target.address, pacing);
     return true;
   }
 
@@ -237,8 +266,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (frame) this.emit('audio', frame);
   }
 
-  #onRtp(buf: Buffer, rinfo: dgram.RemoteInfo): void {
-    if (this.#closed || !this.#allowed(rinfo.address)) return;
+  #onRtp(buf: Buffer, address: string, port: number): void {
+    if (this.#closed || !this.#allowed(address)) return;
     const remote = this.#remote;
     if (!remote || buf.length > MAX_RTP_BYTES) return;
     let packet;
@@ -248,7 +277,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.#dropped.malformed += 1;
       return;
     }
-    if (!this.#rtpLatch.accept(rinfo.address, rinfo.port)) {
+    if (!this.#rtpLatch.accept(address, port)) {
       this.#dropped.foreignSource += 1;
       return;
     }
@@ -279,8 +308,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.#playout && !this.#playout.running) this.#playout.start();
   }
 
-  #onRtcp(buf: Buffer, rinfo: dgram.RemoteInfo): void {
-    if (this.#closed || !this.#allowed(rinfo.address) || !this.#rtcpLatch.accept(rinfo.address, rinfo.port)) return;
+  #onRtcp(buf: Buffer, address: string, port: number): void {
+    if (this.#closed || !this.#allowed(address) || !this.#rtcpLatch.accept(address, port)) return;
     try {
       const parsed = this.#reporter.receive(buf);
       this.#lastActivity = this.#now();
@@ -292,7 +321,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   #sendRtcp(packet: Buffer, sent?: () => void): void {
     const target = this.#rtcpLatch.target;
-    if (target && !this.#closed) this.lease.rtcp.send(packet, target.port, target.address, () => sent?.());
+    if (target && (!this.#closed || this.#leaving)) this.lease.sendRtcp(packet, target.port, target.address, sent);
     else sent?.();
   }
 
@@ -312,19 +341,22 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     };
   }
 
-  /** Sends a last report and RTCP BYE, stops, and gives the ports back once they have left. */
+  /** Stops; the frames handed over, a last report and RTCP BYE go out, then the ports are given back. */
   close(): void {
     if (this.#closed) return;
+    this.#closed = true;
     this.#reporter.stop();
     this.#playout?.stop();
     clearInterval(this.#watchdog);
-    if (this.#remote) {
-      this.#reporter.sendNow();
-      // dgram sends complete on a later tick; closing the socket first would drop the BYE.
-      this.#sendRtcp(buildBye(this.ssrc), () => this.lease.release());
-    } else {
+    // Frames handed over still go out (a call's last words), then the last report and the BYE;
+    // the sockets close once those have left.
+    void this.lease.drained().then(() => {
+      if (this.#remote) {
+        this.#leaving = true;
+        this.#reporter.sendNow();
+        this.#sendRtcp(buildBye(this.ssrc));
+      }
       this.lease.release();
-    }
-    this.#closed = true;
+    });
   }
 }

@@ -31,7 +31,7 @@ export async function startTelephony(ctx: Pick<Context, 'config' | 'egress' | 'c
     log: ctx.log,
     policy: { checkAddress: (ip) => checkAddress(ip, allow) },
   });
-  const pool = new RtpPortPool(config.rtpPorts, config.sipHost);
+  const pool = new RtpPortPool(config.rtpPorts, config.sipHost, ctx.log);
   const mediaAddress = config.mediaAddress ?? endpoint.advertised.host;
   return {
     endpoint,

@@ -59,16 +59,38 @@ export class MediaThread {
   #nextId = 1;
   #closed = false;
   readonly #closing = new Set<Promise<void>>();
+  readonly #onExit: (error: Error | null) => void;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, onExit: (error: Error | null) => void, readonly priorityRaised: boolean) {
     this.#worker = worker;
     worker.on('message', (message: FromWorker) => this.#receive(message));
+    // A thread that dies takes its calls' media with it; whoever waits on it is answered, and
+    // the owner starts a new one for the next call.
+    worker.on('error', (error) => this.#gone(error));
+    worker.on('exit', () => this.#gone(null));
+    this.#onExit = onExit;
     this.#holdProcess();
   }
 
-  static async start(): Promise<MediaThread> {
-    const { worker } = await startEvalWorker('the RTP media thread', MEDIA_WORKER_SOURCE, null);
-    return new MediaThread(worker);
+  static async start(onExit: (error: Error | null) => void = () => undefined): Promise<MediaThread> {
+    const { worker, ready } = await startEvalWorker('the RTP media thread', MEDIA_WORKER_SOURCE, null);
+    return new MediaThread(worker, onExit, ready.priority === 'raised');
+  }
+
+  #gone(error: Error | null): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#settle();
+    this.#onExit(error);
+  }
+
+  /** Answers everyone still waiting: no port, nothing to ack. */
+  #settle(): void {
+    for (const resolve of this.#opening.values()) resolve(false);
+    for (const resolve of this.#acks.values()) resolve();
+    this.#opening.clear();
+    this.#acks.clear();
+    this.#handlers.clear();
   }
 
   /** Binds `port` (RTP) and `port + 1` (RTCP) on `host`; null when either is taken. */
@@ -138,8 +160,7 @@ export class MediaThread {
     await Promise.race([Promise.all(this.#closing), sleep(graceMs, undefined, { signal: grace.signal })]);
     grace.abort();
     this.#closed = true;
-    for (const resolve of this.#opening.values()) resolve(false);
-    for (const resolve of this.#acks.values()) resolve();
+    this.#settle();
     await this.#worker.terminate();
   }
 

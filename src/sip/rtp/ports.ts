@@ -3,6 +3,7 @@
 // out twice while in use, and a port someone else holds is skipped. The sockets live on the
 // pool's media thread (media-thread.ts).
 import { isIP } from 'node:net';
+import { silentLog, type SipLogger } from '../log.ts';
 import { MediaThread, NO_LATENESS, type RtpLateness, type MediaSocketHandlers, type Pacing } from './media-thread.ts';
 
 export interface PortRange {
@@ -45,7 +46,7 @@ export class RtpPortPool {
   /** Started with the first call, so a process that places none runs no thread. */
   #thread: Promise<MediaThread> | null = null;
 
-  constructor(readonly range: PortRange, readonly host: string) {
+  constructor(readonly range: PortRange, readonly host: string, private readonly log: SipLogger = silentLog) {
     this.#first = range.min % 2 === 0 ? range.min : range.min + 1;
     this.#pairs = Math.floor((range.max - this.#first + 1) / 2);
     if (this.#pairs < 1) throw new RangeError('the RTP port range holds no even/odd pair');
@@ -58,7 +59,14 @@ export class RtpPortPool {
 
   /** The media thread, started on first use. */
   thread(): Promise<MediaThread> {
-    this.#thread ??= MediaThread.start().catch((error: unknown) => {
+    this.#thread ??= MediaThread.start((error) => {
+      this.log.warn({ err: error?.message }, 'the RTP media thread stopped; the next call starts a new one');
+      this.#thread = null;
+    }).then((thread) => {
+      const priority = thread.priorityRaised ? 'raised (nice -10)' : 'as the process (raising it needs root or CAP_SYS_NICE)';
+      this.log.info({ priorityRaised: thread.priorityRaised }, `RTP media thread started, its priority ${priority}`);
+      return thread;
+    }, (error: unknown) => {
       this.#thread = null; // the next call tries again
       throw error;
     });

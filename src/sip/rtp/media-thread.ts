@@ -199,25 +199,23 @@ export class MediaThread {
 
   #receive(message: FromWorker): void {
     switch (message.op) {
-      case 'opened': {
-        const resolve = this.#opening.get(message.id);
-        this.#opening.delete(message.id);
-        this.#holdProcess();
-        resolve?.(message.ok);
-        return;
-      }
+      case 'opened':
+        return this.#take(this.#opening, message.id)?.(message.ok);
       case 'in':
         return this.#deliver(message.batch);
       case 'error':
         return this.#handlers.get(message.id)?.error(message.kind === 0 ? 'rtp' : 'rtcp', message.message);
-      case 'ack': {
-        const then = this.#acks.get(message.ack);
-        this.#acks.delete(message.ack);
-        this.#holdProcess();
-        then?.(message.stats);
-        return;
-      }
+      case 'ack':
+        return this.#take(this.#acks, message.ack)?.(message.stats);
     }
+  }
+
+  /** The one waiting on `key`, no longer waiting. */
+  #take<T>(waiting: Map<number, T>, key: number): T | undefined {
+    const waiter = waiting.get(key);
+    waiting.delete(key);
+    this.#holdProcess();
+    return waiter;
   }
 
   /** The batch is flat: id, kind (0 RTP, 1 RTCP), bytes, address, port, then the next datagram. */

@@ -33,6 +33,8 @@ interface RunResult {
   cpuMs: number;
   rssMb: number;
   skippedTicks: number;
+  /** Parley's side: how late the media thread put frames on the wire (p99 of each round). */
+  wireP99?: number[];
 }
 
 /** Runs `tick` on one shared pacer for SECONDS and measures the process meanwhile. */
@@ -114,10 +116,13 @@ async function parley(): Promise<RunResult> {
   });
   await new Promise((r) => setTimeout(r, 200));
   const stats = sessions.map((s) => s.stats());
+  const wire = await pool.stats();
   for (const s of sessions) s.close();
+  await pool.close();
   void played;
   return {
     ...m,
+    wireP99: [wire.p99Ms],
     sent: stats.reduce((a, s) => a + s.packetsSent, 0),
     received: stats.reduce((a, s) => a + s.packetsReceived, 0),
     lost: stats.reduce((a, s) => a + s.packetsLost, 0),
@@ -149,6 +154,7 @@ function merge(runs: RunResult[]): RunResult {
     cpuMs: sum((r) => r.cpuMs),
     rssMb: Math.max(...runs.map((r) => r.rssMb)),
     skippedTicks: sum((r) => r.skippedTicks),
+    wireP99: runs.flatMap((r) => r.wireP99 ?? []),
   };
 }
 
@@ -157,6 +163,7 @@ function report(label: string, r: RunResult): { p99: number; cpuMs: number; lost
   const late = quantiles(r.lateness);
   const jitter = quantiles(r.jitterMs);
   console.log(`  ${label}`);
+  if (r.wireP99?.length) console.log(`    on the wire     p99 ${r.wireP99.map((v) => v.toFixed(1)).join(', ')} ms per round (the media thread sends each frame 20 ms after the one before; this bench hands each over at its tick)`);
   console.log(`    send lateness   p50 ${late.p50.toFixed(3)} ms   p99 ${late.p99.toFixed(3)} ms   max ${late.max.toFixed(3)} ms   (${r.lateness.length} sends, ${r.skippedTicks} ticks skipped)`);
   console.log(`    receive jitter  p50 ${jitter.p50.toFixed(3)} ms   p99 ${jitter.p99.toFixed(3)} ms   (RFC 3550, per stream)`);
   console.log(`    packets         sent ${r.sent}   received ${r.received}   lost ${r.lost} (${((r.lost / Math.max(1, r.sent)) * 100).toFixed(3)} %)`);

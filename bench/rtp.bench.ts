@@ -116,7 +116,7 @@ async function parley(): Promise<RunResult> {
   });
   await new Promise((r) => setTimeout(r, 200));
   const stats = sessions.map((s) => s.stats());
-  const wire = await pool.stats();
+  const wire = pool.stats();
   for (const s of sessions) s.close();
   await pool.close();
   void played;

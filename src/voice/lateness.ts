@@ -1,3 +1,5 @@
+import { Gauge, type Registry } from 'prom-client';
+
 /**
  * How late frames were sent, as a fixed histogram (0.1 ms bins up to 2 s; percentiles are the
  * lower edge of their bin, so 0.1 ms is the resolution), so recording a frame
@@ -13,17 +15,36 @@ export interface LatenessStats {
   maxMs: number;
 }
 
+/**
+ * Where a histogram keeps its figures: `[count, max]` as two float64 from byte 0, then the bins
+ * as uint32 from `binsOffset`. Memory in this layout can be shared with another thread that
+ * records into it (the RTP media thread does).
+ */
+export const HISTOGRAM_LAYOUT = { binMs: BIN_MS, bins: BINS, binsOffset: 16, bytes: 16 + (BINS + 1) * 4 } as const;
+
 export class LatenessHistogram {
-  private readonly bins = new Uint32Array(BINS + 1);
-  private count = 0;
-  private max = 0;
+  private readonly totals: Float64Array;
+  private readonly bins: Uint32Array;
+
+  constructor(memory: ArrayBufferLike = new ArrayBuffer(HISTOGRAM_LAYOUT.bytes)) {
+    this.totals = new Float64Array(memory, 0, 2);
+    this.bins = new Uint32Array(memory, HISTOGRAM_LAYOUT.binsOffset, BINS + 1);
+  }
+
+  private get count(): number {
+    return this.totals[0] as number;
+  }
+
+  private get max(): number {
+    return this.totals[1] as number;
+  }
 
   record(lateMs: number): void {
     const late = lateMs > 0 ? lateMs : 0; // a timer may fire a fraction of a millisecond early
     const bin = Math.min(BINS, Math.floor(late / BIN_MS));
     this.bins[bin] = (this.bins[bin] as number) + 1;
-    this.count++;
-    if (late > this.max) this.max = late;
+    this.totals[0] = this.count + 1;
+    if (late > this.max) this.totals[1] = late;
   }
 
   stats(): LatenessStats {
@@ -32,8 +53,7 @@ export class LatenessHistogram {
 
   reset(): void {
     this.bins.fill(0);
-    this.count = 0;
-    this.max = 0;
+    this.totals.fill(0);
   }
 
   private percentile(p: number): number {
@@ -46,4 +66,21 @@ export class LatenessHistogram {
     }
     return this.max;
   }
+}
+
+/**
+ * Two gauges on /metrics for a histogram's figures: `<prefix>_frame_lateness_ms` by quantile
+ * (0.5, 0.99, and 1 for the maximum) and `<prefix>_frames_sent`.
+ */
+export function latenessGauges(registry: Registry, prefix: string, what: { lateness: string; frames: string }, read: () => LatenessStats): void {
+  new Gauge({
+    name: `${prefix}_frame_lateness_ms`, help: what.lateness, labelNames: ['quantile'], registers: [registry],
+    collect() {
+      const stats = read();
+      this.set({ quantile: '0.5' }, stats.p50Ms);
+      this.set({ quantile: '0.99' }, stats.p99Ms);
+      this.set({ quantile: '1' }, stats.maxMs);
+    },
+  });
+  new Gauge({ name: `${prefix}_frames_sent`, help: what.frames, registers: [registry], collect() { this.set(read().frames); } });
 }

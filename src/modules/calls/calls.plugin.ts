@@ -9,6 +9,7 @@ import { callSocketRoutes } from './calls.socket.ts';
 import { mediaStreamRoutes } from './media-stream.socket.ts';
 import { renewCallLeases, type CallDeps } from './calls.service.ts';
 import type { VoiceKit } from '../../calls/voice/kit.ts';
+import { latenessGauges } from '../../voice/lateness.ts';
 import type { ResolveAccess } from './voice-plan.ts';
 
 /**
@@ -38,17 +39,10 @@ export function processCallRuntime(deps: CallDeps, llm: Llm): CallRuntime {
 export async function callSocketPlugin(app: FastifyInstance, opts: { deps: CallDeps; runtime: CallRuntime; voice: VoiceKit; resolveAccess: ResolveAccess }): Promise<void> {
   const { runtime } = opts;
   const { pacer } = opts.voice;
-  new Gauge({
-    name: 'parley_voice_frame_lateness_ms', help: 'How late 20 ms frames of voice calls were sent after their ideal time, since start',
-    labelNames: ['quantile'], registers: [app.metrics],
-    collect() {
-      const stats = pacer.stats();
-      this.set({ quantile: '0.5' }, stats.p50Ms);
-      this.set({ quantile: '0.99' }, stats.p99Ms);
-      this.set({ quantile: '1' }, stats.maxMs);
-    },
-  });
-  new Gauge({ name: 'parley_voice_frames_sent', help: 'Frames of voice calls sent since start', registers: [app.metrics], collect() { this.set(pacer.stats().frames); } });
+  latenessGauges(app.metrics, 'parley_voice', {
+    lateness: 'How late 20 ms frames of voice calls were sent after their ideal time, since start',
+    frames: 'Frames of voice calls sent since start',
+  }, () => pacer.stats());
   new Gauge({ name: 'parley_voice_outputs', help: 'Voice calls speaking now (outputs on the pacer)', registers: [app.metrics], collect() { this.set(pacer.outputCount); } });
   app.addHook('preClose', () => runtime.endAll('server_shutdown'));
   app.addHook('onClose', async () => {

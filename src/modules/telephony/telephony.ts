@@ -5,6 +5,7 @@ import { SipEndpoint } from '../../sip/endpoint.ts';
 import type { MediaSettings } from '../../sip/call-media.ts';
 import { RtpPortPool } from '../../sip/rtp/ports.ts';
 import type { RtpLateness } from '../../sip/rtp/media-thread.ts';
+import { latenessGauges } from '../../voice/lateness.ts';
 
 /**
  * The SIP side of one process: its endpoint (one UDP/TCP port for every call and registration)
@@ -16,7 +17,7 @@ export interface Telephony {
   /** What every call's RTP session is opened with: the port pool, the SDP address, the egress policy. */
   media(): MediaSettings;
   /** The media thread's pacing: how late RTP frames went out after their place on the 20 ms grid. */
-  rtpLateness(): Promise<RtpLateness>;
+  rtpLateness(): RtpLateness;
   close(): Promise<void>;
 }
 
@@ -70,26 +71,14 @@ export async function openTelephony(ctx: Pick<Context, 'config' | 'egress' | 'cl
 
 /** The media thread's figures on /metrics, beside the voice pacer's (which, for SIP calls, times the hand-over). */
 export function telephonyMetrics(registry: Registry, telephony: Telephony): void {
-  new Gauge({
-    name: 'parley_rtp_frame_lateness_ms', help: 'How late RTP frames of SIP calls went out after their place on their talkspurt\'s 20 ms grid, since start',
-    labelNames: ['quantile'], registers: [registry],
-    async collect() {
-      const stats = await telephony.rtpLateness();
-      this.set({ quantile: '0.5' }, stats.p50Ms);
-      this.set({ quantile: '0.99' }, stats.p99Ms);
-      this.set({ quantile: '1' }, stats.maxMs);
-    },
-  });
-  new Gauge({
-    name: 'parley_rtp_frames_sent', help: 'RTP frames of SIP calls sent by the media thread on their grid, since start', registers: [registry],
-    async collect() {
-      this.set((await telephony.rtpLateness()).frames);
-    },
-  });
+  latenessGauges(registry, 'parley_rtp', {
+    lateness: 'How late RTP frames of SIP calls went out after their place on their talkspurt\'s 20 ms grid, since start',
+    frames: 'RTP frames of SIP calls sent by the media thread on their grid, since start',
+  }, () => telephony.rtpLateness());
   new Gauge({
     name: 'parley_rtp_late_handovers', help: 'RTP frames of SIP calls the main thread handed to the media thread after their time (later than the lead), since start', registers: [registry],
-    async collect() {
-      this.set((await telephony.rtpLateness()).lateHandovers);
+    collect() {
+      this.set(telephony.rtpLateness().lateHandovers);
     },
   });
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import { startEvalWorker } from '../../voice/eval-worker.ts';
-import type { LatenessStats } from '../../voice/lateness.ts';
+import { HISTOGRAM_LAYOUT, LatenessHistogram, type LatenessStats } from '../../voice/lateness.ts';
 import { MEDIA_WORKER_SOURCE } from './media-worker-source.ts';
 
 /**
@@ -23,7 +23,21 @@ export interface RtpLateness extends LatenessStats {
   lateHandovers: number;
 }
 
-export const NO_LATENESS: RtpLateness = { frames: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, lateHandovers: 0 };
+/**
+ * How late the media thread sent frames, in memory it writes and the main thread reads: a
+ * LatenessHistogram on shared memory, and the late hand-overs. Read without locks, so a reading
+ * may be a frame behind. Owned by the port pool, so a restarted thread goes on counting.
+ */
+export class RtpFigures {
+  readonly memory = new SharedArrayBuffer(HISTOGRAM_LAYOUT.bytes);
+  readonly counters = new SharedArrayBuffer(4);
+  readonly #histogram = new LatenessHistogram(this.memory);
+  readonly #lateHandovers = new Uint32Array(this.counters);
+
+  stats(): RtpLateness {
+    return { ...this.#histogram.stats(), lateHandovers: this.#lateHandovers[0] as number };
+  }
+}
 
 export interface Datagram {
   kind: 'rtp' | 'rtcp';
@@ -48,13 +62,13 @@ type FromWorker =
   | { op: 'opened'; id: number; ok: boolean }
   | { op: 'in'; batch: unknown[] }
   | { op: 'error'; id: number; kind: 0 | 1; message: string }
-  | { op: 'ack'; ack: number; stats?: RtpLateness };
+  | { op: 'ack'; ack: number };
 
 export class MediaThread {
   readonly #worker: Worker;
   readonly #handlers = new Map<number, MediaSocketHandlers>();
   readonly #opening = new Map<number, (ok: boolean) => void>();
-  readonly #acks = new Map<number, (stats?: RtpLateness) => void>();
+  readonly #acks = new Map<number, () => void>();
   #items: Item[] = [];
   #nextId = 1;
   #closed = false;
@@ -72,8 +86,9 @@ export class MediaThread {
     this.#holdProcess();
   }
 
-  static async start(onExit: (error: Error | null) => void = () => undefined): Promise<MediaThread> {
-    const { worker, ready } = await startEvalWorker('the RTP media thread', MEDIA_WORKER_SOURCE, null);
+  static async start(figures: RtpFigures, onExit: (error: Error | null) => void = () => undefined): Promise<MediaThread> {
+    const workerData = { memory: figures.memory, counters: figures.counters, layout: HISTOGRAM_LAYOUT };
+    const { worker, ready } = await startEvalWorker('the RTP media thread', MEDIA_WORKER_SOURCE, workerData);
     return new MediaThread(worker, onExit, ready.priority === 'raised');
   }
 
@@ -124,7 +139,7 @@ export class MediaThread {
 
   /** Resolves once every packet of `id` handed over so far has been sent (or dropped). */
   drained(id: number): Promise<void> {
-    return new Promise((resolve) => this.#post(['drain', id, this.#ack(() => resolve())]));
+    return new Promise((resolve) => this.#post(['drain', id, this.#ack(resolve)]));
   }
 
   /**
@@ -133,23 +148,9 @@ export class MediaThread {
    */
   close(id: number): void {
     this.#handlers.delete(id);
-    const closed = new Promise<void>((resolve) => this.#post(['close', id, this.#ack(() => resolve())]));
+    const closed = new Promise<void>((resolve) => this.#post(['close', id, this.#ack(resolve)]));
     this.#closing.add(closed);
     void closed.then(() => this.#closing.delete(closed));
-  }
-
-  /** How late, after their place on their run's 20 ms grid, packets were sent. */
-  stats(): Promise<RtpLateness> {
-    return new Promise((resolve) => {
-      const ack = this.#ack((stats) => resolve(stats ?? NO_LATENESS));
-      this.#flushItems();
-      this.#worker.postMessage({ op: 'stats', ack });
-    });
-  }
-
-  resetStats(): void {
-    this.#flushItems();
-    this.#worker.postMessage({ op: 'reset' });
   }
 
   /** Stops the thread, once the sockets being closed have sent what they had (at most `graceMs`). */
@@ -164,7 +165,7 @@ export class MediaThread {
     await this.#worker.terminate();
   }
 
-  #ack(then: (stats?: RtpLateness) => void): number {
+  #ack(then: () => void): number {
     const ack = this.#nextId++;
     if (this.#closed) {
       queueMicrotask(() => then());
@@ -206,7 +207,7 @@ export class MediaThread {
       case 'error':
         return this.#handlers.get(message.id)?.error(message.kind === 0 ? 'rtp' : 'rtcp', message.message);
       case 'ack':
-        return this.#take(this.#acks, message.ack)?.(message.stats);
+        return this.#take(this.#acks, message.ack)?.();
     }
   }
 

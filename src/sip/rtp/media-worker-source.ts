@@ -10,15 +10,15 @@
  * time goes out at once, and its lateness is counted: that is what a phone hears as a gap.
  */
 export const MEDIA_WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const dgram = require('node:dgram');
 const FRAME_MS = 20;
-const BIN_MS = 0.1;
-const BINS = 20000;
-const bins = new Uint32Array(BINS + 1);
-let frames = 0;
-let maxLate = 0;
-let lateHandovers = 0;
+// The figures live in memory the main thread reads (RtpFigures): the lateness histogram in
+// LatenessHistogram's layout, recorded as its record() does, and the late hand-overs.
+const { memory, counters, layout } = workerData;
+const totals = new Float64Array(memory, 0, 2);
+const bins = new Uint32Array(memory, layout.binsOffset, layout.bins + 1);
+const lateHandovers = new Uint32Array(counters);
 const sessions = new Map();
 let inbound = [];
 let forwardScheduled = false;
@@ -28,21 +28,9 @@ const now = () => performance.now();
 
 function record(late) {
   const l = late > 0 ? late : 0;
-  const bin = Math.min(BINS, Math.floor(l / BIN_MS));
-  bins[bin] += 1;
-  frames += 1;
-  if (l > maxLate) maxLate = l;
-}
-
-function percentile(p) {
-  if (frames === 0) return 0;
-  const rank = Math.ceil(p * frames);
-  let seen = 0;
-  for (let bin = 0; bin <= BINS; bin++) {
-    seen += bins[bin];
-    if (seen >= rank) return bin === BINS ? maxLate : bin * BIN_MS;
-  }
-  return maxLate;
+  bins[Math.min(layout.bins, Math.floor(l / layout.binMs))] += 1;
+  totals[0] += 1;
+  if (l > totals[1]) totals[1] = l;
 }
 
 function forward() {
@@ -76,7 +64,7 @@ async function open(id, port, host, family) {
     closeSocket(rtcp);
     return parentPort.postMessage({ op: 'opened', id, ok: false });
   }
-  const session = { id, rtp, rtcp, queue: [], head: 0, due: 0, lastSent: -Infinity, inflight: 0, closing: false, drains: [] };
+  const session = { rtp, rtcp, queue: [], head: 0, due: 0, lastSent: -Infinity, inflight: 0, closing: false, closed: undefined, drains: [] };
   sessions.set(id, session);
   const listen = (socket, kind) => {
     socket.on('message', (buf, rinfo) => {
@@ -131,7 +119,7 @@ function enqueue(session, bytes, port, address, startsRun) {
       session.due = Math.max(now(), session.lastSent + FRAME_MS);
       return void session.queue.push({ bytes, port, address, startsRun: true });
     }
-    if (now() > session.due + 0.5) lateHandovers += 1;
+    if (now() > session.due + 0.5) lateHandovers[0] += 1;
   }
   session.queue.push({ bytes, port, address, startsRun: false });
 }
@@ -173,12 +161,12 @@ function handle(item) {
   const session = sessions.get(item[1]);
   switch (item[0]) {
     case 'rtp': // [op, id, bytes, port, address, startsRun]
-      if (!session || session.closing) return;
+      if (!session) return;
       enqueue(session, item[2], item[3], item[4], item[5]);
       schedule(session.due);
       return;
     case 'rtcp': // [op, id, bytes, port, address, ack?]
-      if (!session || session.closing) {
+      if (!session) {
         if (item[5] !== undefined) parentPort.postMessage({ op: 'ack', ack: item[5] });
         return;
       }
@@ -194,7 +182,8 @@ function handle(item) {
       if (!session || queued(session) === 0) return parentPort.postMessage({ op: 'ack', ack: item[2] });
       session.drains.push(item[2]);
       return;
-    case 'close': // [op, id, ack]: after what was handed over before it has left the sockets
+    case 'close': // [op, id, ack]: after what was handed over before it has left the sockets; a
+      // closing session is out of the map, so nothing more reaches it
       if (!session) return parentPort.postMessage({ op: 'ack', ack: item[2] });
       session.closed = item[2];
       sessions.delete(item[1]);
@@ -213,14 +202,6 @@ parentPort.on('message', (message) => {
       return void open(message.id, message.port, message.host, message.family);
     case 'batch':
       for (const item of message.items) handle(item);
-      return;
-    case 'stats':
-      return parentPort.postMessage({ op: 'ack', ack: message.ack, stats: { frames, p50Ms: percentile(0.5), p99Ms: percentile(0.99), maxMs: maxLate, lateHandovers } });
-    case 'reset':
-      bins.fill(0);
-      frames = 0;
-      maxLate = 0;
-      lateHandovers = 0;
       return;
   }
 });

@@ -4,7 +4,7 @@
 // pool's media thread (media-thread.ts).
 import { isIP } from 'node:net';
 import { silentLog, type SipLogger } from '../log.ts';
-import { MediaThread, NO_LATENESS, type RtpLateness, type MediaSocketHandlers, type Pacing } from './media-thread.ts';
+import { MediaThread, RtpFigures, type RtpLateness, type MediaSocketHandlers, type Pacing } from './media-thread.ts';
 
 export interface PortRange {
   min: number;
@@ -45,6 +45,7 @@ export class RtpPortPool {
   readonly #pairs: number;
   /** Started with the first call, so a process that places none runs no thread. */
   #thread: Promise<MediaThread> | null = null;
+  readonly #figures = new RtpFigures();
 
   constructor(readonly range: PortRange, readonly host: string, private readonly log: SipLogger = silentLog) {
     this.#first = range.min % 2 === 0 ? range.min : range.min + 1;
@@ -59,7 +60,7 @@ export class RtpPortPool {
 
   /** The media thread, started on first use. */
   thread(): Promise<MediaThread> {
-    this.#thread ??= MediaThread.start((error) => {
+    this.#thread ??= MediaThread.start(this.#figures, (error) => {
       this.log.warn({ err: error?.message }, 'the RTP media thread stopped; the next call starts a new one');
       this.#thread = null;
     }).then((thread) => {
@@ -105,9 +106,9 @@ export class RtpPortPool {
     throw new RtpPortsExhaustedError(`no free RTP port pair in ${this.range.min}-${this.range.max}`);
   }
 
-  /** How late the media thread sent frames (nothing yet before the first call). */
-  async stats(): Promise<RtpLateness> {
-    return this.#thread ? (await this.#thread).stats() : NO_LATENESS;
+  /** How late the media thread sent frames, since the pool was made. */
+  stats(): RtpLateness {
+    return this.#figures.stats();
   }
 
   /** Stops the media thread (every lease's sockets close with it). */

@@ -52,8 +52,9 @@ export function sipAudioFormat(codec: CodecName): AudioFormat {
 /**
  * A call over SIP: the dialog carries signalling, the RTP session the voice (20 ms G.711 frames
  * both ways, handed over SIP_AUDIO_LEAD ahead to the media thread that paces them). JSON frames
- * have no peer on a phone and go nowhere. `control` is the CallControl seam of the call engine: transfer by REFER (blind),
- * DTMF out as RFC 4733 events; keys pressed by the caller go to `handlers.dtmf`.
+ * have no peer on a phone and go nowhere. `control` is the CallControl seam of the call engine:
+ * transfer by REFER (blind), DTMF out as RFC 4733 events; keys pressed by the caller go to
+ * `handlers.dtmf`.
  *
  * A transfer the trunk refuses goes to `handlers.bridge` when there is one: once bridged, our
  * voice no longer reaches the caller and closing the transport leaves the call to the bridge

@@ -129,7 +129,7 @@ export class MediaThread {
 
   /** An RTCP packet, sent at once; `sent` runs once it has left the socket. */
   sendRtcp(id: number, packet: Buffer, port: number, address: string, sent?: () => void): void {
-    this.#post(['rtcp', id, packet, port, address, sent ? this.#ack(() => sent()) : undefined]);
+    this.#post(['rtcp', id, packet, port, address, sent ? this.#ack(sent) : undefined]);
   }
 
   /** Drops the packets of `id` still queued (barge-in). */

@@ -59,7 +59,7 @@ export class RtpPortPool {
   }
 
   /** The media thread, started on first use. */
-  thread(): Promise<MediaThread> {
+  #started(): Promise<MediaThread> {
     this.#thread ??= MediaThread.start(this.#figures, (error) => {
       this.log.warn({ err: error?.message }, 'the RTP media thread stopped; the next call starts a new one');
       this.#thread = null;
@@ -77,7 +77,7 @@ export class RtpPortPool {
   /** Binds the next free pair; rotating through the range so a port just freed rests a while. */
   async allocate(handlers: MediaSocketHandlers): Promise<PortLease> {
     const family = isIP(this.host) === 6 ? 'udp6' : 'udp4';
-    const thread = await this.thread();
+    const thread = await this.#started();
     for (let tried = 0; tried < this.#pairs; tried++) {
       const port = this.#first + 2 * this.#cursor;
       this.#cursor = (this.#cursor + 1) % this.#pairs;

@@ -18,6 +18,15 @@ export interface Db {
    * writer's queue or a promise per step; on PostgreSQL it is the pool.
    */
   read<Row>(query: CompiledQuery<Row>): Promise<Row[]>;
+  /**
+   * A number that changes whenever anyone commits a write to the database: this process's
+   * writer or another process (SQLite's `PRAGMA data_version` on the read connection, which a
+   * commit by any other connection changes; about a tenth of a primary-key read). A value read
+   * after taking the mark is current for as long as the mark stays the same, so a hot read can be
+   * kept without ever being stale (the auth epoch, GET one assistant). Absent where the database cannot say so this
+   * cheaply (PostgreSQL, an in-memory SQLite): those reads run every time.
+   */
+  readonly changeMark?: () => number;
   close(): Promise<void>;
 }
 
@@ -106,11 +115,14 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     if (config.filename === ':memory:') {
       return { kysely, dialect: 'sqlite', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
     }
-    const reader = withStatementCache(new SQLite(config.filename, { readonly: true }));
+    const readOnly = new SQLite(config.filename, { readonly: true });
+    const reader = withStatementCache(readOnly);
+    const dataVersion = readOnly.prepare('PRAGMA data_version').pluck();
     return {
       kysely,
       dialect: 'sqlite',
       read: <Row>(q: CompiledQuery<Row>) => Promise.resolve(reader.prepare(q.sql).all(...q.parameters) as Row[]),
+      changeMark: () => dataVersion.get() as number,
       close: async () => {
         reader.close();
         await kysely.destroy();

@@ -16,22 +16,33 @@ export function bumpAuthEpoch(trx: Kysely<Database> | Transaction<Database>): Pr
 
 /**
  * Remembers authenticated tokens and existing tenants for as long as the auth epoch stays the
- * same. Each request still reads the epoch, one primary-key read, so a revocation made by any
- * process is honoured on the very next request, while the token and tenant lookups are skipped.
+ * same. Each request still learns the current epoch, so a revocation made by any process is
+ * honoured on the very next request, while the token and tenant lookups are skipped. Learning
+ * it is one primary-key read, skipped while the database's change mark (Db.changeMark) is the
+ * one the epoch was last read under: no commit at all, by anyone, has happened since.
  * Each app builds its own cache: nothing is shared between app instances.
  */
 export class AuthCache<P> {
   private readonly epochQuery: CompiledQuery<{ value: number }>;
   private readonly principals = new Map<string, { principal: P; expiresAt: number | null; epoch: number }>();
   private readonly tenants = new Map<string, number>();
+  private lastEpoch: { mark: number; epoch: number } | null = null;
 
   constructor(private readonly db: Db) {
     this.epochQuery = db.kysely.selectFrom('counters').select('value').where('key', '=', EPOCH_KEY).compile();
   }
 
-  async epoch(): Promise<number> {
+  /** The epoch without a read, when nothing was committed since it was read under `mark`. */
+  knownEpoch(mark: number | undefined): number | undefined {
+    return mark !== undefined && this.lastEpoch?.mark === mark ? this.lastEpoch.epoch : undefined;
+  }
+
+  /** Reads the epoch; `mark`, taken before the read, is what it stays known under. */
+  async epoch(mark: number | undefined): Promise<number> {
     const rows = await this.db.read(this.epochQuery);
-    return Number(rows[0]?.value ?? 0);
+    const epoch = Number(rows[0]?.value ?? 0);
+    if (mark !== undefined) this.lastEpoch = { mark, epoch };
+    return epoch;
   }
 
   /** `now` in epoch milliseconds: expiry is compared as an instant, never as text. */

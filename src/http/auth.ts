@@ -42,6 +42,12 @@ declare module 'fastify' {
     authEpoch: number;
     /** Set by the scope plugin once the path's vendor (and organization) are known to exist. */
     tenantChecked: boolean;
+    /**
+     * The database's change mark (Db.changeMark) taken as authentication began: a read kept
+     * under the same mark is current for this request. Undefined before
+     * authentication, on a public route, or where the database has no mark.
+     */
+    changeMark: number | undefined;
   }
 }
 
@@ -76,30 +82,51 @@ export function bearerToken(header: string | undefined): string | undefined {
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: { ctx: Context; authenticate: Authenticate; cache: AuthCache<Principal> }) => {
     const { cache } = opts;
-    app.decorateRequest('principal', null);
-    app.decorateRequest('authEpoch', 0);
-    app.decorateRequest('tenantChecked', false);
-    app.addHook('onRequest', async (request: FastifyRequest) => {
-      const rule = request.routeOptions.config.auth;
-      if (rule?.scope === 'public') return;
-      if (!rule) {
-        // Fail closed: an API route that forgot its rule is refused, not left open.
-        if (request.is404 || !request.routeOptions.url?.startsWith('/api/')) return;
-        throw forbidden('Route has no access rule');
+    /** Authorises the request for `principal` under `epoch`: the error to answer, if any. */
+    const admit = (request: FastifyRequest, principal: Principal, rule: AuthRule, epoch: number): Error | undefined => {
+      try {
+        authorize(principal, rule, request.params as Record<string, string>);
+      } catch (err) {
+        return err as Error;
       }
-      const token = bearerToken(request.headers.authorization);
-      if (!token) throw unauthorized();
-      const epoch = await cache.epoch();
-      const now = opts.ctx.clock.now().getTime();
-      let principal = cache.principal(token, epoch, now);
+      request.principal = principal;
+      request.authEpoch = epoch;
+      return undefined;
+    };
+    /** The epoch read from the database, and the token looked up unless remembered in it. */
+    const authenticateSlowly = async (request: FastifyRequest, rule: AuthRule, token: string, mark: number | undefined) => {
+      const epoch = await cache.epoch(mark);
+      let principal = cache.principal(token, epoch, opts.ctx.clock.now().getTime());
       if (!principal) {
         const found = await opts.authenticate(token);
         principal = found.principal;
         cache.rememberPrincipal(token, principal, found.expiresAt, epoch);
       }
-      authorize(principal, rule, request.params as Record<string, string>);
-      request.principal = principal;
-      request.authEpoch = epoch;
+      const error = admit(request, principal, rule, epoch);
+      if (error) throw error;
+    };
+    app.decorateRequest('principal', null);
+    app.decorateRequest('authEpoch', 0);
+    app.decorateRequest('tenantChecked', false);
+    app.decorateRequest('changeMark', undefined);
+    // Not async: with the epoch known (no commit since it was read) and the token remembered,
+    // the check runs without a promise or a database read.
+    app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+      const rule = request.routeOptions.config.auth;
+      if (rule?.scope === 'public') return done();
+      if (!rule) {
+        // Fail closed: an API route that forgot its rule is refused, not left open.
+        if (request.is404 || !request.routeOptions.url?.startsWith('/api/')) return done();
+        return done(forbidden('Route has no access rule'));
+      }
+      const token = bearerToken(request.headers.authorization);
+      if (!token) return done(unauthorized());
+      const mark = opts.ctx.db.changeMark?.();
+      request.changeMark = mark;
+      const epoch = cache.knownEpoch(mark);
+      const principal = epoch === undefined ? undefined : cache.principal(token, epoch, opts.ctx.clock.now().getTime());
+      if (epoch !== undefined && principal) return done(admit(request, principal, rule, epoch));
+      authenticateSlowly(request, rule, token, mark).then(() => done(), done);
     });
     // A `token` route answers about the caller alone: with a vendor or organization in its path it
     // would skip both the path check of authorize() and the tenant hook, so it is refused at startup.

@@ -22,6 +22,15 @@ const SHOWN_BYTES = 8 * 1024 * 1024;
 /** The read shape as Fastify's serializer compiler takes it (compiled once per route, kept by object). */
 const ASSISTANT_SCHEMA: Record<string, unknown> = { ...Assistant };
 
+/** A kept read of one row (see the GET route). */
+interface Shown {
+  /** The change mark it was read under; undefined where the database has none (read every time). */
+  mark: number | undefined;
+  version: string;
+  etag: string;
+  data: string;
+}
+
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'ETag from a GET; a stale one is a 412' })) });
 
 /** Assistants and agents: one set of routes, registered once per kind. */
@@ -40,10 +49,11 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   const findOne = preparedFind(db, kind);
   // The id parameter's name depends on the kind, so TypeBox types the params as a record.
   const ids = (params: Record<string, string | undefined>) => ({ organizationId: params.organizationId ?? '', id: params[idParam] ?? '' });
-  // The read shape of a row as the response schema serialises it, kept per row version: a GET
-  // still reads the row (tenant scope, the current version), but parses the stored extensions
-  // and serialises them only when the version is new. Bounded by size; one per app and kind.
-  const shown = new LRUCache<string, string>({ maxSize: SHOWN_BYTES, sizeCalculation: (json) => json.length });
+  // The read shape of a row as the response schema serialises it, with its ETag, kept per
+  // organization and id: given again without a read while the database's change mark is the one
+  // it was read under (no commit by anyone since, see Db.changeMark), and without serialising
+  // again while the row's version is the same. Bounded by size; one per app and kind.
+  const shown = new LRUCache<string, Shown>({ maxSize: SHOWN_BYTES, sizeCalculation: (entry) => entry.data.length + entry.etag.length + 64 });
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
@@ -72,19 +82,27 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   app.get(ITEM, {
     config: read,
     schema: { tags, summary: `Get ${kind === 'agent' ? 'an agent' : 'an assistant'}`, params: ItemParams, response: responses(200, Envelope(Assistant)) },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { organizationId, id } = ids(request.params);
-    const row = await findOne(organizationId, id);
-    if (!row) throw notFound(Title);
-    reply.header('etag', etagOf(row));
-    // The version changes with every write; updated_at too, should a row ever be written back.
-    const key = `${row.id}:${row.version}:${row.updated_at}`;
-    let data = shown.get(key);
-    if (data === undefined) {
-      data = reply.compileSerializationSchema(ASSISTANT_SCHEMA)(toAssistant(row));
-      shown.set(key, data);
-    }
-    return sendEnvelopeJson(request, reply, data);
+    const mark = request.changeMark ?? db.changeMark?.();
+    const key = `${organizationId}:${id}`;
+    const kept = shown.get(key);
+    const send = (entry: Shown) => {
+      reply.header('etag', entry.etag);
+      sendEnvelopeJson(request, reply, entry.data);
+    };
+    // Not async: a kept read is sent without a promise (docs/performance.md).
+    if (kept !== undefined && mark !== undefined && kept.mark === mark) return send(kept);
+    return findOne(organizationId, id).then((row) => {
+      if (!row) throw notFound(Title);
+      // The version changes with every write; updated_at too, should a row ever be written back.
+      const version = `${row.version}:${row.updated_at}`;
+      const entry = kept?.version === version
+        ? { ...kept, mark }
+        : { mark, version, etag: etagOf(row), data: reply.compileSerializationSchema(ASSISTANT_SCHEMA)(toAssistant(row)) };
+      shown.set(key, entry);
+      send(entry);
+    });
   });
 
   updateRoutes(app, {

@@ -24,6 +24,25 @@ const LARGE_STRING = 64 * 1024;
 const busy = () => new AppError(503, 'The service is busy sending earlier answers to slow clients; try again shortly');
 const pipelined = () => new AppError(503, 'Too many requests in progress on this connection; wait for the answers before asking again');
 
+/** What one connection holds: response bytes not yet flushed, requests in progress. */
+interface Held {
+  bytes: number;
+  requests: number;
+  /** Its socket closed: everything it held was released at once. */
+  closed: boolean;
+}
+const HELD = Symbol('parley.heldOutput');
+type HoldingSocket = Socket & { [HELD]?: Held };
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Response bytes counted as held for this reply until it finishes (http/backpressure.ts). */
+    heldBytes: number;
+    /** This reply counts as one of its connection's requests in progress. */
+    holdsPlace: boolean;
+  }
+}
+
 function sizeOf(payload: unknown): number {
   if (typeof payload === 'string') return Buffer.byteLength(payload);
   if (Buffer.isBuffer(payload)) return payload.length;
@@ -46,16 +65,28 @@ function sizeOf(payload: unknown): number {
  */
 export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutputLimits = UNFLUSHED_OUTPUT): void {
   let total = 0;
-  const held = new WeakMap<Socket, { bytes: number; requests: number }>();
-  const of = (socket: Socket) => {
-    let entry = held.get(socket);
-    if (!entry) held.set(socket, (entry = { bytes: 0, requests: 0 }));
-    return entry;
+  // What each connection holds lives on its socket, set up on its first request with one 'close'
+  // listener that releases it all: a response that never finishes (its client gone) is released
+  // there, one that finishes by the onResponse hook below. Per request this costs two numbers on
+  // the reply, not a listener or a weak map entry (see docs/performance.md).
+  const of = (socket: HoldingSocket): Held => {
+    let held = socket[HELD];
+    if (!held) {
+      const entry: Held = (held = socket[HELD] = { bytes: 0, requests: 0, closed: false });
+      socket.once('close', () => {
+        total -= entry.bytes;
+        entry.bytes = 0;
+        entry.closed = true;
+      });
+    }
+    return held;
   };
+  app.decorateReply('heldBytes', 0);
+  app.decorateReply('holdsPlace', false);
 
   const refuseSocket = (request: FastifyRequest): boolean => {
-    const socket = request.raw.socket;
-    const bytes = of(socket).bytes;
+    const socket = request.raw.socket as HoldingSocket;
+    const bytes = socket[HELD]?.bytes ?? 0;
     if (bytes <= limits.perConnectionBytes) return false;
     request.log.warn({ heldBytes: bytes }, 'closing a connection that does not read its answers');
     socket.destroy();
@@ -67,24 +98,6 @@ export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutp
     done(error);
   };
 
-  // One 'close' listener per response does all its bookkeeping: a response emits 'close' once
-  // it is finished (after 'finish', its bytes handed to the kernel) or dropped, so it releases the
-  // request's place and the bytes onSend counted. (Three listeners each cost a listener array and
-  // a wrapper per request; see docs/performance.md.)
-  const heldBy = new WeakMap<FastifyReply, { bytes: number }>();
-  const track = (reply: FastifyReply, connection: { bytes: number; requests: number }, request: boolean) => {
-    const held = { bytes: 0 };
-    heldBy.set(reply, held);
-    if (request) connection.requests++;
-    reply.raw.once('close', () => {
-      if (request) connection.requests--;
-      total -= held.bytes;
-      connection.bytes -= held.bytes;
-      held.bytes = 0;
-    });
-    return held;
-  };
-
   app.addHook('onRequest', (request, reply, done) => {
     if (refuseSocket(request)) {
       reply.hijack();
@@ -92,7 +105,8 @@ export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutp
     }
     const connection = of(request.raw.socket);
     if (connection.requests >= limits.perConnectionRequests) return refuse(reply, pipelined(), done);
-    track(reply, connection, true);
+    connection.requests++;
+    reply.holdsPlace = true;
     if (total > limits.totalBytes) return refuse(reply, busy(), done);
     done();
   });
@@ -110,16 +124,28 @@ export function limitUnflushedOutput(app: FastifyInstance, limits: UnflushedOutp
     // character) and keeps that, and the string, until the kernel takes it: a large answer as
     // bytes is held once, at its real size.
     if (typeof body === 'string' && body.length > LARGE_STRING) body = Buffer.from(body);
-    const socket = request.raw.socket;
+    const socket = request.raw.socket as HoldingSocket;
     // Nothing will be held for a client already gone, and its 'close' has passed: count nothing.
     if (socket.destroyed || reply.raw.destroyed) return done(null, body);
     const size = sizeOf(body);
     const connection = of(socket);
-    // A response refused before it took its place (pipelined too deep) is tracked from here.
-    const held = heldBy.get(reply) ?? track(reply, connection, false);
     total += size;
     connection.bytes += size;
-    held.bytes += size;
+    reply.heldBytes += size;
     done(null, body);
+  });
+
+  // Finished ('finish': its bytes are with the kernel) or failed: the response releases its place
+  // and its bytes, unless its connection closed first and released them all.
+  app.addHook('onResponse', (request, reply, done) => {
+    const connection = (request.raw.socket as HoldingSocket | null)?.[HELD];
+    if (connection && !connection.closed) {
+      if (reply.holdsPlace) connection.requests--;
+      total -= reply.heldBytes;
+      connection.bytes -= reply.heldBytes;
+    }
+    reply.holdsPlace = false;
+    reply.heldBytes = 0;
+    done();
   });
 }

@@ -26,7 +26,8 @@ import { tokenRateLimitPlugin } from './http/rate-limit.ts';
 import { ORG_PREFIX, VENDOR_PREFIX, tenantScope } from './http/scope.ts';
 import { systemRoutes } from './http/system.routes.ts';
 import { asyncApiDocument } from './calls/asyncapi.ts';
-import { traceIdOf } from './http/trace.ts';
+import { traceIds } from './http/trace.ts';
+import { requestLogger } from './http/request-logger.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Runner } from './jobs/runner.ts';
 import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
@@ -112,7 +113,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
 
   const app = Fastify({
     loggerInstance: ctx.log,
-    genReqId: traceIdOf,
+    genReqId: traceIds(),
+    childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimit,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors,

@@ -1,7 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
+import { traceIds } from '../../src/http/trace.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -115,6 +117,13 @@ for (const dialect of DIALECTS) {
       const fresh = await t.call('GET', a.orgPath, { headers: { 'x-request-id': 'bad id with spaces' } });
       assert.match(fresh.json().traceId, /^[\da-f]{32}$/);
       assert.equal(fresh.headers['x-request-id'], fresh.json().traceId);
+    });
+
+    it('fresh trace ids are distinct, past a refill of their random pool', () => {
+      const next = traceIds();
+      const ids = Array.from({ length: 600 }, () => next({ headers: {} } as IncomingMessage));
+      for (const id of ids) assert.match(id, /^[\da-f]{32}$/);
+      assert.equal(new Set(ids).size, ids.length);
     });
   });
 

@@ -3,7 +3,7 @@
  * (self time), so a change can be aimed at what the profile shows rather than at a guess.
  * The profile covers only the measured wrk run (after a warm-up), through Node's inspector in
  * the server's own process.
- * Run: PARLEY_TEST_DIALECTS=sqlite node --import tsx bench/profile.ts get|create [seconds]  (writes the .cpuprofile to $TMPDIR;
+ * Run: PARLEY_TEST_DIALECTS=sqlite node --import tsx bench/profile.ts get|create|bare [seconds]  (writes the .cpuprofile to $TMPDIR;
  *   PARLEY_PROFILE=0 prints only the CPU per request of three unprofiled runs)
  */
 import { writeFileSync } from 'node:fs';
@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildTestApp, createApiToken, createTenant } from '../test/helpers/app.ts';
 import { toolWebhook } from '../test/helpers/fixtures.ts';
+import Fastify from 'fastify';
 import { load } from './load.ts';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
 
-const what = process.argv[2] === 'create' ? 'create' : 'get';
+const what = process.argv[2] === 'create' ? 'create' : process.argv[2] === 'bare' ? 'bare' : 'get';
 const seconds = Number(process.argv[3] ?? 8);
 
 const t = await buildTestApp('sqlite', { PARLEY_RATE_LIMIT_PER_MINUTE: '0' }, { logLevel: 'silent' });
@@ -28,9 +29,16 @@ const body = JSON.stringify({ name: 'Bench', systemPrompt: 'You are a bench.', s
 const created = await t.call('POST', `${tenant.orgPath}/assistants`, { body: JSON.parse(body) });
 const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+// `bare`: the assistants bench's bare baseline (a Fastify route sending the same bytes), in the same process.
+const sample = await (await fetch(address + String(created.headers.location), { headers })).text();
+const bare = Fastify({ logger: false });
+bare.get('/bare', async (_req, reply) => reply.type('application/json').send(sample));
+const bareAddress = await bare.listen({ port: 0, host: '127.0.0.1' });
 const run = (s: number) => what === 'get'
   ? load(address + String(created.headers.location), { headers, seconds: s, connections: 50 })
-  : load(`${address}${tenant.orgPath}/assistants`, { method: 'POST', body, headers, seconds: s, connections: 10 });
+  : what === 'bare'
+    ? load(`${bareAddress}/bare`, { headers, seconds: s, connections: 50 })
+    : load(`${address}${tenant.orgPath}/assistants`, { method: 'POST', body, headers, seconds: s, connections: 10 });
 
 await run(3); // warm-up: the JIT settles and caches fill
 if (process.env.PARLEY_PROFILE === '0') {
@@ -39,6 +47,7 @@ if (process.env.PARLEY_PROFILE === '0') {
   console.log(`${what}: CPU per request ${runs.map((r) => r.cpuMicros.toFixed(0)).join(' ')} us (median ${runs[1]?.cpuMicros.toFixed(0)}), `
     + `${runs[1]?.rps.toFixed(0)} req/s, p99 ${runs[1]?.p99Ms.toFixed(2)} ms, errors ${runs.reduce((n, r) => n + r.errors, 0)}`);
   await t.close();
+  await bare.close();
   process.exit(0);
 }
 const session = new Session();
@@ -79,3 +88,4 @@ const top = (map: Map<string, number>, n: number) => [...map].sort((a, b) => b[1
 console.log(`${what}: ${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, CPU ${result.cpuMicros.toFixed(0)} us/request (profiler on), ${result.errors} errors`);
 console.log(`profile: ${file}\nby file or package (self time):\n${top(byFile, 25)}\nby function (self time):\n${top(byFunction, 40)}`);
 await t.close();
+await bare.close();

@@ -12,7 +12,7 @@ import { AuthCache } from './http/auth-cache.ts';
 import { authPlugin, type Principal } from './http/auth.ts';
 import { limitUnflushedOutput } from './http/backpressure.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
-import { CONNECTION_IDLE_MS, HEADERS_TIMEOUT_MS, TIMEOUT_SWEEP_MS, closeAfterEarlyErrors, limitConnections } from './http/connections.ts';
+import { HEADERS_TIMEOUT_MS, TIMEOUT_SWEEP_MS, closeAfterEarlyErrors, closeIdleConnections, limitConnections } from './http/connections.ts';
 import { consolePlugin } from './http/console.ts';
 import { ErrorEnvelope } from './http/envelope.ts';
 import { frameworkErrors, registerErrorHandling } from './http/errors.ts';
@@ -121,16 +121,20 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     // The HTTP parser's own errors (malformed requests, headers over 16 KiB, timeouts) in our envelope too.
     clientErrorHandler: clientErrorHandler(ctx.clock, ctx.log),
     trustProxy: config.trustProxy,
-    // Slow clients: the whole request must arrive within requestTimeout, and a connection that
-    // neither sends nor reads for a minute is closed (a WebSocket leaves this timeout when it upgrades).
+    // Slow clients: the whole request must arrive within requestTimeout; a connection that
+    // neither sends nor reads for a minute is closed by closeIdleConnections (below).
     requestTimeout: config.requestTimeoutMs,
-    connectionTimeout: CONNECTION_IDLE_MS,
     // Node enforces the request and header timeouts on a sweep of open connections, every 30 s
     // by default: a slow body would then live up to 30 s past its timeout. Sweep every second.
     http: { connectionsCheckingInterval: TIMEOUT_SWEEP_MS },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs);
   limitConnections(app.server, { perAddress: config.maxConnectionsPerAddress, total: config.maxConnections });
+  const idle = closeIdleConnections(app.server, ctx.clock);
+  app.addHook('onClose', (_app, done) => {
+    idle.stop();
+    done();
+  });
   app.decorate('ctx', ctx);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
-import { forbidden, unauthorized } from './errors.ts';
+import { forbidden, unauthorized, type AppError } from './errors.ts';
 import type { AuthCache } from './auth-cache.ts';
 
 /** `<resource>:<read|write>`; the feature modules name the resources. */
@@ -58,15 +58,16 @@ export function hasPermission(principal: Principal, permission: Permission): boo
   return principal.kind === 'admin' || principal.permissions.has(permission);
 }
 
-/** Scope and permission, decided from the path alone so no database state leaks through a 403. */
-function authorize(principal: Principal, rule: AuthRule, params: Record<string, string | undefined>): void {
-  if (principal.kind === 'admin' || rule.scope === 'public' || rule.scope === 'token') return;
-  if (rule.scope === 'admin') throw forbidden('Only the platform admin may do this');
-  if (params.vendorId !== principal.vendorId) throw forbidden('Token is not valid for this vendor');
+/** Scope and permission, decided from the path alone so no database state leaks through a 403: the 403 to answer, if any. */
+function refusal(principal: Principal, rule: AuthRule, params: Record<string, string | undefined>): AppError | undefined {
+  if (principal.kind === 'admin' || rule.scope === 'public' || rule.scope === 'token') return undefined;
+  if (rule.scope === 'admin') return forbidden('Only the platform admin may do this');
+  if (params.vendorId !== principal.vendorId) return forbidden('Token is not valid for this vendor');
   if (rule.scope === 'organization' && principal.organizationId && params.organizationId !== principal.organizationId) {
-    throw forbidden('Token is not valid for this organization');
+    return forbidden('Token is not valid for this organization');
   }
-  if (!principal.permissions.has(rule.permission)) throw forbidden(`Missing permission ${rule.permission}`);
+  if (!principal.permissions.has(rule.permission)) return forbidden(`Missing permission ${rule.permission}`);
+  return undefined;
 }
 
 /** `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 9110 §11.1). */
@@ -83,12 +84,9 @@ export const authPlugin = fp(
   async (app: FastifyInstance, opts: { ctx: Context; authenticate: Authenticate; cache: AuthCache<Principal> }) => {
     const { cache } = opts;
     /** Authorises the request for `principal` under `epoch`: the error to answer, if any. */
-    const admit = (request: FastifyRequest, principal: Principal, rule: AuthRule, epoch: number): Error | undefined => {
-      try {
-        authorize(principal, rule, request.params as Record<string, string>);
-      } catch (err) {
-        return err as Error;
-      }
+    const admit = (request: FastifyRequest, principal: Principal, rule: AuthRule, epoch: number): AppError | undefined => {
+      const refused = refusal(principal, rule, request.params as Record<string, string>);
+      if (refused) return refused;
       request.principal = principal;
       request.authEpoch = epoch;
       return undefined;
@@ -129,7 +127,7 @@ export const authPlugin = fp(
       authenticateSlowly(request, rule, token, mark).then(() => done(), done);
     });
     // A `token` route answers about the caller alone: with a vendor or organization in its path it
-    // would skip both the path check of authorize() and the tenant hook, so it is refused at startup.
+    // would skip both the path check of refusal() and the tenant hook, so it is refused at startup.
     app.addHook('onRoute', (route) => {
       const rule = route.config?.auth;
       if (rule?.scope === 'token' && /:(vendorId|organizationId)\b/.test(route.url)) {

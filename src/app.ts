@@ -6,6 +6,7 @@ import type { Llm } from './calls/llm.ts';
 import { createLlm } from './calls/llm.ts';
 import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
 import { organizationAccess } from './modules/calls/voice-plan.ts';
+import { IsoTime } from './clock.ts';
 import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
 import { AuthCache } from './http/auth-cache.ts';
@@ -136,6 +137,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     done();
   });
   app.decorate('ctx', ctx);
+  app.decorate('isoTime', new IsoTime(ctx.clock));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   // Hooks that never wait take `done` rather than being async: no promise and no extra turn of

@@ -1,6 +1,14 @@
 import { Type, type TSchema } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IsoTime } from '../clock.ts';
 import { ERROR_CODES, type ErrorStatus } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app clock's time as the envelopes' `timestamp` text (decorated once by buildApp). */
+    isoTime: IsoTime;
+  }
+}
 
 const timestamp = Type.String({ format: 'date-time', description: 'Response time' });
 const traceId = Type.String({ description: 'Correlation id, also in the X-Request-Id header' });
@@ -84,7 +92,7 @@ export function responses<T extends TSchema>(
 }
 
 /** The response time, from the app's one clock. */
-export const stamp = (request: FastifyRequest): string => request.server.ctx.clock.now().toISOString();
+export const stamp = (request: FastifyRequest): string => request.server.isoTime.now();
 
 export function envelope<T>(request: FastifyRequest, data: T, message?: string) {
   return {
@@ -107,6 +115,15 @@ export function sendEnvelopeJson(request: FastifyRequest, reply: FastifyReply, d
   return reply.type('application/json; charset=utf-8')
     .send(`{"success":true,"data":${dataJson},"timestamp":${JSON.stringify(stamp(request))},"traceId":${JSON.stringify(request.id)}}`);
 }
+
+/**
+ * `json` as one flat string, for text kept and sent many times. A serialiser builds its output
+ * by appending, and V8 keeps such a string as a tree of its pieces, walked again each time an
+ * answer containing it is measured or copied (about 4 µs for an assistant of 2.7 kB); a string
+ * decoded from bytes is one piece. (Sending the kept answer as bytes instead was measured too,
+ * and costs more: Node then writes the headers and the body as two chunks.)
+ */
+export const flatJson = (json: string): string => Buffer.from(json).toString();
 
 export function sendCreated<T>(request: FastifyRequest, reply: FastifyReply, location: string, data: T) {
   return reply.code(201).header('location', location).send(envelope(request, data, 'Created'));

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { LRUCache } from 'lru-cache';
 import { Type } from 'typebox';
-import { EmptyEnvelope, Envelope, PageEnvelope, envelope, responses, sendCreated, sendEnvelopeJson } from '../../http/envelope.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { EmptyEnvelope, Envelope, PageEnvelope, envelope, flatJson, responses, sendCreated, sendEnvelopeJson } from '../../http/envelope.ts';
 import { notFound } from '../../http/errors.ts';
 import { BASE_SORT, listQuery, pageBody } from '../../http/pagination.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
@@ -29,6 +30,11 @@ interface Shown {
   version: string;
   etag: string;
   data: string;
+}
+
+function sendShown(request: FastifyRequest, reply: FastifyReply, entry: Shown) {
+  reply.header('etag', entry.etag);
+  sendEnvelopeJson(request, reply, entry.data);
 }
 
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'ETag from a GET; a stale one is a 412' })) });
@@ -87,21 +93,17 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     const mark = request.changeMark ?? db.changeMark?.();
     const key = `${organizationId}:${id}`;
     const kept = shown.get(key);
-    const send = (entry: Shown) => {
-      reply.header('etag', entry.etag);
-      sendEnvelopeJson(request, reply, entry.data);
-    };
     // Not async: a kept read is sent without a promise (docs/performance.md).
-    if (kept !== undefined && mark !== undefined && kept.mark === mark) return send(kept);
+    if (kept !== undefined && mark !== undefined && kept.mark === mark) return sendShown(request, reply, kept);
     return findOne(organizationId, id).then((row) => {
       if (!row) throw notFound(Title);
       // The version changes with every write; updated_at too, should a row ever be written back.
       const version = `${row.version}:${row.updated_at}`;
       const entry = kept?.version === version
         ? { ...kept, mark }
-        : { mark, version, etag: etagOf(row), data: reply.compileSerializationSchema(ASSISTANT_SCHEMA)(toAssistant(row)) };
+        : { mark, version, etag: etagOf(row), data: flatJson(reply.compileSerializationSchema(ASSISTANT_SCHEMA)(toAssistant(row))) };
       shown.set(key, entry);
-      send(entry);
+      sendShown(request, reply, entry);
     });
   });
 

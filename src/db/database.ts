@@ -21,7 +21,8 @@ export interface Db {
   /**
    * A number that changes whenever anyone commits a write to the database: this process's
    * writer or another process (SQLite's `PRAGMA data_version` on the read connection, which a
-   * commit by any other connection changes; about a third of a primary-key read). A value read
+   * commit by any other connection changes; a read transaction's two `fcntl` calls, about 1 µs
+   * idle and 5-8 µs under load, the most we add to a kept GET: docs/performance.md). A value read
    * after taking the mark is current for as long as the mark stays the same, so a hot read can be
    * kept without ever being stale (the auth epoch, GET one assistant). Absent where the database
    * cannot say so this cheaply (PostgreSQL, an in-memory SQLite): those reads run every time.

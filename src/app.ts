@@ -2,10 +2,6 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Llm } from './calls/llm.ts';
-import { createLlm } from './calls/llm.ts';
-import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
-import { organizationAccess } from './modules/calls/voice-plan.ts';
 import { IsoTime } from './clock.ts';
 import type { Context } from './context.ts';
 import { migrate } from './db/migrate.ts';
@@ -35,8 +31,6 @@ import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
 import { extensionTestRoutes } from './modules/assistants/extension-test.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
-import type { CallRunDeps } from './modules/calls/call-run.ts';
-import { callSocketPlugin, processCallRuntime } from './modules/calls/calls.plugin.ts';
 import { callRecordRoutes, callStartRoutes } from './modules/calls/calls.routes.ts';
 import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.ts';
 import { deliveryRoutes } from './modules/events/deliveries.routes.ts';
@@ -48,7 +42,6 @@ import { telephoneNumberCheck } from './modules/sip/sip-numbers.repository.ts';
 import { sipNumberRoutes } from './modules/sip/sip-numbers.routes.ts';
 import { strategyReferenceCheck } from './modules/strategies/strategies.repository.ts';
 import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
-import type { Dialer } from './modules/tasks/dialer.ts';
 import { TASK_JOB } from './modules/tasks/tasks.jobs.ts';
 import { taskRoutes } from './modules/tasks/tasks.routes.ts';
 import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
@@ -59,10 +52,9 @@ import { tokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { twilioVoiceRoutes } from './modules/twilio/twilio.routes.ts';
 import { vendorRoutes } from './modules/vendors/vendors.routes.ts';
 import { createToolSpecAjv } from './http/validation.ts';
-import { inboundCalls } from './modules/telephony/inbound.ts';
-import { TrunkRegistrations } from './modules/telephony/registrations.ts';
-import { sipDialer } from './modules/telephony/sip-dialer.ts';
-import { openTelephony, telephonyMetrics, type Telephony } from './modules/telephony/telephony.ts';
+import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
+import { composeEngine, type EngineOptions } from './engine.ts';
+import { telephonyMetrics, type Telephony } from './telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
 
 declare module 'fastify' {
@@ -74,15 +66,9 @@ declare module 'fastify' {
   }
 }
 
-export interface AppOptions {
+export interface AppOptions extends EngineOptions {
   /** Run the job runner's loop with the app (`parley serve`); tests call `app.runner.tick()` instead. */
   runJobs?: boolean;
-  /** What places task calls; by default the one PARLEY_DIALER names. */
-  dialer?: Dialer;
-  /** The LLM of calls; by default the OpenAI-compatible endpoint of the config. */
-  llm?: Llm;
-  /** What voice calls share (the pacer, the VAD model, the providers); tests may give one with a manual pacer clock. */
-  voice?: VoiceKit;
   /** Where a generated admin token is shown, once. */
   announceAdminToken?: (token: string) => void;
   /** Sees every route as it is added (the tenant-isolation test builds its matrix from them). */
@@ -165,25 +151,14 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   await app.register(idempotencyPlugin, { ctx });
 
   const calls: CallDeps = { ctx, owner: ctx.processId };
-  const llm = options.llm ?? createLlm({
-    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
-  });
-  const voice = options.voice ?? createVoiceKit();
-  const callRun: CallRunDeps = { deps: calls, runtime: processCallRuntime(calls, llm), voice, resolveAccess: organizationAccess(ctx) };
-  // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
-  const telephony = !options.dialer && config.dialer === 'sip' ? await openTelephony(ctx) : null;
-  // Calls to the organizations' SIP numbers arrive on the same endpoint, routed to it by the
-  // trunks' registrations this process keeps up (and by trunks that send INVITEs unregistered).
+  const { calls: engine, telephony, registrations, dialer } = await composeEngine(ctx, calls, options);
   app.decorate('telephony', telephony);
-  const registrations = telephony ? new TrunkRegistrations(telephony, ctx) : null;
   if (telephony && registrations) {
-    telephony.endpoint.onInvite(inboundCalls(telephony, callRun));
     telephonyMetrics(app.metrics, telephony);
     app.addHook('onReady', async () => registrations.start());
     app.addHook('preClose', () => registrations.close());
     app.addHook('onClose', () => telephony.close());
   }
-  const dialer = options.dialer ?? (telephony ? sipDialer(telephony, callRun, config) : undefined);
   const runner = buildRunner(ctx, dialer ? { dialer } : {});
   app.decorate('runner', runner);
   if (options.runJobs) app.addHook('onReady', async () => runner.start());
@@ -223,7 +198,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   }), { prefix: ORG_PREFIX });
   // Under the organization's path but authenticated by Twilio's signature, not a token: outside the scope hook.
   await app.register(twilioVoiceRoutes, { prefix: ORG_PREFIX, deps: calls });
-  await app.register(callSocketPlugin, callRun);
+  await app.register(callSocketPlugin, { engine });
   await app.register(consolePlugin);
   return app;
 }

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { parsePortRange, type PortRange } from './sip/rtp/ports.ts';
 
 export type DatabaseConfig =
   | { dialect: 'sqlite'; filename: string }
@@ -158,6 +157,21 @@ function parseDialer(value: string): 'sip' | 'none' {
 function parseAddress(name: string, v: string, names = false): string {
   if (isIP(v) || (names && /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(v))) return v;
   throw new ConfigError(`${name} must be an IP address${names ? ' or a host name' : ''}, got "${v}"`);
+}
+
+/** A range of UDP ports, both ends included. */
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+/** "40000-40999" -> { min: 40000, max: 40999 }; throws on anything else. */
+export function parsePortRange(text: string): PortRange {
+  const m = /^\s*(\d{1,5})\s*-\s*(\d{1,5})\s*$/.exec(text);
+  const min = Number(m?.[1]);
+  const max = Number(m?.[2]);
+  if (!m || min < 1024 || max > 65535 || max - min < 1) throw new RangeError(`invalid RTP port range ${JSON.stringify(text)} (expected e.g. 40000-40999)`);
+  return { min, max };
 }
 
 function parseRtpPorts(v: string): PortRange {

@@ -7,7 +7,7 @@ import { createSecretBox, type SecretBox } from './crypto/secret-box.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { createEgress, type EgressRequest, type EgressResponse } from './egress/client.ts';
 import { parseAllowList, type AllowList } from './egress/policy.ts';
-import { loggerOptions } from './http/logging.ts';
+import { loggerOptions } from './logging.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -7,7 +7,7 @@ import { Runner } from './jobs/runner.ts';
 import { callsSweep } from './modules/calls/calls.sweep.ts';
 import { deliveryJobs } from './modules/events/deliveries.jobs.ts';
 import { deliveriesSweep } from './modules/events/deliveries.sweep.ts';
-import { noDialer, type Dialer } from './modules/tasks/dialer.ts';
+import { noDialer, type Dialer } from './telephony/dialer.ts';
 import { taskJobs } from './modules/tasks/tasks.jobs.ts';
 
 export interface RunnerOptions {

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { CallFailure } from './record.ts';
+import type { CallFailure } from './failure.ts';
 import type { ToolCallRequest } from './tool-call.ts';
 
 export interface LlmSettings {

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { ControlTool, ControlType } from './control-tools.ts';
 import type { Timers } from './dtmf.ts';
+import type { CallFailure } from './failure.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
@@ -43,14 +44,6 @@ export interface ToolInvocation {
 export type CallLogEntry = { kind: 'utterance'; entry: TranscriptEntry } | { kind: 'tool'; invocation: ToolInvocation };
 
 export type CallOutcome = 'completed' | 'abandoned' | 'failed';
-
-/** Why a call failed, as the record, the log and the error frame say it (never a key). */
-export interface CallFailure {
-  /** What failed: `llm`, or a provider such as `tts:elevenlabs`, `stt:deepgram`. */
-  source: string;
-  statusCode: number | null;
-  message: string;
-}
 
 export interface CallEnd {
   reason: EndReason;

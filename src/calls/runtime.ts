@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm } from './llm.ts';
 import type { Log, SessionLimits } from './record.ts';
@@ -5,22 +6,21 @@ import type { CallSession } from './session.ts';
 import type { EgressSend } from './tool-call.ts';
 
 export interface CallRuntimeOptions {
-  /** The id this process's calls are leased under. */
-  owner: string;
   llm: Llm;
   send: EgressSend;
+  clock: Clock;
   limits: SessionLimits;
   leaseMs: number;
   log: Log;
-  /** Extends the leases of every call `owner` holds; answers the ids still held (the rest were ended elsewhere). */
-  renewLeases(owner: string): Promise<Set<string>>;
+  /** Extends the leases of every call this process holds; answers the ids still held (the rest were ended elsewhere). */
+  renewLeases(): Promise<Set<string>>;
 }
 
 /** What every call of the process shares: the LLM client, the egress client, the live sessions and their heartbeat. */
 export interface CallRuntime {
-  readonly owner: string;
   readonly llm: Llm;
   readonly send: EgressSend;
+  readonly clock: Clock;
   readonly limits: SessionLimits;
   track(session: CallSession): void;
   /** Ends every live call (shutdown) and waits for their records. */
@@ -37,7 +37,7 @@ export function createCallRuntime(options: CallRuntimeOptions): CallRuntime {
   const live = new Map<string, CallSession>();
   const beat = async () => {
     try {
-      const held = await options.renewLeases(options.owner);
+      const held = await options.renewLeases();
       for (const [id, session] of live) if (!held.has(id)) void session.end('server_lost');
     } catch (err) {
       options.log.warn({ err }, 'could not renew call leases; trying again');
@@ -45,9 +45,9 @@ export function createCallRuntime(options: CallRuntimeOptions): CallRuntime {
   };
   const heartbeat = setInterval(() => void beat(), Math.max(100, options.leaseMs / 3)).unref();
   return {
-    owner: options.owner,
     llm: options.llm,
     send: options.send,
+    clock: options.clock,
     limits: options.limits,
     track(session) {
       live.set(session.callId, session);

@@ -1,15 +1,17 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { offeredControls, type ControlTool } from './control-tools.ts';
 import type { DispatchResult } from './dispatch.ts';
-import { DtmfGather, dtmfText, systemTimers } from './dtmf.ts';
+import { DtmfGather, dtmfText, systemTimers, type Timers } from './dtmf.ts';
 import type { EndReason, ServerFrame } from './frames.ts';
 import { describeLlmFailure } from './llm.ts';
+import type { CallFailure } from './failure.ts';
 import {
-  outcomeOf, type CallFailure, type CallLogEntry, type CallSetup, type SessionDeps, type ToolInvocation, type TranscriptEntry,
+  outcomeOf, type CallLogEntry, type CallSetup, type SessionDeps, type ToolInvocation, type TranscriptEntry,
 } from './record.ts';
 import type { ToolCallRequest } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
 import { historyWindow, runToolCalls, runTurn, type ToolHost, type TurnHost } from './turn.ts';
+import { Utterance, type UtteranceKind } from './utterance.ts';
 import type { CallVoice, ConversingVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
@@ -41,20 +43,19 @@ export class CallSession {
   private running = false;
   private turns = 0;
   private transcriptBytes = 0;
-  private utterances = 0;
+  private utteranceCount = 0;
   /** performance.now() when the current turn's user message ended, until its first output. */
   private turnStartedAt: number | null = null;
-  /** Voice: the utterance the current LLM round is speaking, its message in the history, its latency. */
-  private speaking: { id: string; write: { delta(text: string): void; end(): void } } | null = null;
-  private readonly spokenMessage = new Map<string, ChatCompletionMessageParam>();
-  private readonly latency = new Map<string, number>();
-  /** Sentences said outside the LLM's stream (end_call, transfer_call), each until it went out. */
-  private readonly announced = new Map<string, () => void>();
+  /** Voice: every utterance handed to the voice and not over yet. */
+  private readonly utterances = new Map<string, Utterance>();
+  /** Voice: the answer the current LLM round is speaking, and how its text reaches the voice. */
+  private answering: { utterance: Utterance; write: { delta(text: string): void; end(): void } } | null = null;
   private readonly keys: DtmfGather;
+  private readonly timers: Timers;
   private ending: Promise<void> | null = null;
   private saving: Promise<void> = Promise.resolve();
-  private idleTimer: NodeJS.Timeout | undefined;
-  private maxTimer: NodeJS.Timeout | undefined;
+  private idleTimer: unknown = null;
+  private maxTimer: unknown = null;
   private markDone: () => void = () => {};
   /** A voice call's turns wait for its voice (a key or a text frame can come before it is open), so every answer is spoken. */
   private voiceReady: Promise<void> = Promise.resolve();
@@ -66,7 +67,8 @@ export class CallSession {
     private readonly setup: CallSetup,
     private readonly deps: SessionDeps,
   ) {
-    this.keys = new DtmfGather(deps.timers ?? systemTimers, (keys) => this.keysGathered(keys));
+    this.timers = deps.timers ?? systemTimers;
+    this.keys = new DtmfGather(this.timers, (keys) => this.keysGathered(keys));
   }
 
   get callId(): string {
@@ -83,7 +85,7 @@ export class CallSession {
     const { unfilled } = this.setup;
     this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
     if (!audio) this.greet();
-    this.maxTimer = setTimeout(() => void this.end('max_duration'), this.deps.limits.maxMs).unref();
+    this.maxTimer = this.timers.setTimer(this.deps.limits.maxMs, () => void this.end('max_duration'), { unref: true });
     this.touch();
   }
 
@@ -110,19 +112,19 @@ export class CallSession {
   voiceHost(): VoiceHost {
     return {
       frame: (frame) => this.emit(frame),
-      userSaid: (text, endedAt) => {
+      callerSaid: (text, endedAt) => {
         this.emit({ type: 'user_transcript', text, final: true });
         this.userMessage(text, endedAt);
       },
-      speechStarted: () => {
+      callerSpeechStarted: () => {
         this.emit({ type: 'speech_started' });
         this.touch();
         if (this.voice?.speaking) this.bargeIn();
       },
-      turnEnded: (at) => {
+      callerTurnEnded: (at) => {
         this.turnStartedAt = at;
       },
-      heard: (text) => {
+      callerTranscribed: (text) => {
         this.emit({ type: 'user_transcript', text, final: true });
         if (this.ending) return;
         this.touch();
@@ -136,8 +138,8 @@ export class CallSession {
         if (effect) host.apply(effect);
         return results;
       },
-      firstAudio: (id, at) => this.firstOutput(id, at),
-      spoken: (id, heard, interrupted) => this.spoken(id, heard, interrupted),
+      firstAudio: (id, at) => this.firstAudio(id, at),
+      played: (id, heard, interrupted) => this.played(id, heard, interrupted),
       failed: (failure) => void this.fail(failure),
     };
   }
@@ -212,7 +214,7 @@ export class CallSession {
     if (this.voice) {
       // A realtime model's own transcript of what it said becomes its assistant_message.
       if (this.voice.kind === 'pipeline') this.emit({ type: 'assistant_message', text: greeting });
-      return this.voiceSay(greeting, this.messages.at(-1));
+      return void this.utter('greeting', greeting, this.messages.at(-1));
     }
     this.say(greeting);
     this.checkpoint();
@@ -236,8 +238,8 @@ export class CallSession {
         this.log(next.dtmf ? { role: 'dtmf', text: next.dtmf, at: this.now() } : { role: 'user', text: next.text, at: this.now() });
         this.messages.push({ role: 'user', content: next.text });
         await runTurn(this.turnHost());
-        this.speaking?.write.end();
-        this.speaking = null;
+        this.answering?.write.end();
+        this.answering = null;
         this.touch();
         this.checkpoint();
         // Clients that send one message at a time (parley chat reading a script) wait for this.
@@ -282,7 +284,7 @@ export class CallSession {
       toolsSlow: (names, elapsedMs) => {
         this.emit({ type: 'tool_waiting', names, elapsedMs });
         // A realtime model says what it wants while its tools run; the frame tells the client why it is quiet.
-        if (this.voice?.kind === 'pipeline' && !this.voice.speaking) this.voiceSay(TOOL_FILLER, undefined);
+        if (this.voice?.kind === 'pipeline' && !this.voice.speaking) this.utter('filler', TOOL_FILLER);
       },
     };
   }
@@ -299,29 +301,42 @@ export class CallSession {
       },
       remember: (message) => {
         this.messages.push(message);
+        if (message.role !== 'assistant' || !this.answering) return;
         // The assistant text a voice round spoke: kept so that a barge-in can cut it to what was heard.
-        if (message.role === 'assistant' && this.speaking) this.spokenMessage.set(this.speaking.id, message);
-        if (message.role === 'assistant' && message.tool_calls && this.speaking) this.speaking = null;
+        this.answering.utterance.message = message;
+        if (message.tool_calls) this.answering = null;
       },
       delta: (text) => {
         this.emit({ type: 'assistant_delta', text });
         if (this.voice?.kind !== 'pipeline') return;
-        this.speaking ??= { id: `u${++this.utterances}`, write: this.voice.begin(`u${this.utterances}`) };
-        this.speaking.write.delta(text);
+        if (!this.answering) {
+          const utterance = this.track('answer');
+          this.answering = { utterance, write: this.voice.begin(utterance.id) };
+        }
+        this.answering.utterance.text += text;
+        this.answering.write.delta(text);
       },
       say: (text) => {
         if (!this.voice) return this.say(text);
         this.emit({ type: 'assistant_message', text });
-        this.speaking?.write.end();
+        this.answering?.write.end();
       },
     };
   }
 
-  /** Voice: an utterance that is whole already (the greeting, a filler). */
-  private voiceSay(text: string, message: ChatCompletionMessageParam | undefined): void {
-    const id = `u${++this.utterances}`;
-    if (message) this.spokenMessage.set(id, message);
-    this.voice?.say(id, text);
+  /** Voice: a new utterance, tracked until the voice says it is over. */
+  private track(kind: UtteranceKind, message?: ChatCompletionMessageParam): Utterance {
+    const utterance = new Utterance(`u${++this.utteranceCount}`, kind, message);
+    this.utterances.set(utterance.id, utterance);
+    return utterance;
+  }
+
+  /** Voice: an utterance that is whole already (the greeting, a filler, an announcement). */
+  private utter(kind: UtteranceKind, text: string, message?: ChatCompletionMessageParam): Utterance {
+    const utterance = this.track(kind, message);
+    utterance.text = text;
+    this.voice?.say(utterance.id, text);
+    return utterance;
   }
 
   /** A whole sentence outside the LLM's stream (end_call, transfer_call); resolves once it went out, or was cut. */
@@ -329,38 +344,36 @@ export class CallSession {
     if (this.ending) return Promise.resolve();
     if (!this.voice) return Promise.resolve(this.say(text));
     this.emit({ type: 'assistant_message', text });
-    const id = `u${++this.utterances}`;
-    const out = new Promise<void>((resolve) => this.announced.set(id, resolve));
-    this.voice.say(id, text);
-    return out;
+    return this.utter('announcement', text).done;
   }
 
   /** Voice: an utterance is over; the transcript and the history keep what the caller heard. */
-  private spoken(id: string, heard: string, interrupted: boolean): void {
-    this.announced.get(id)?.();
-    this.announced.delete(id);
-    const message = this.spokenMessage.get(id);
-    this.spokenMessage.delete(id);
+  private played(id: string, heard: string, interrupted: boolean): void {
+    const utterance = this.utterances.get(id);
+    this.utterances.delete(id);
+    utterance?.end(heard, interrupted);
+    const message = utterance?.message;
     if (interrupted) {
       this.emit({ type: 'interrupted', heard });
       if (message && (heard || (message.role === 'assistant' && message.tool_calls))) message.content = heard || null;
       else if (message) this.messages.splice(this.messages.indexOf(message), 1); // nothing of it was heard
-      else if (heard && this.speaking?.id === id) this.messages.push({ role: 'assistant', content: heard });
+      else if (heard && utterance && this.answering?.utterance === utterance) this.messages.push({ role: 'assistant', content: heard });
     }
     if (!heard) return;
     const entry: TranscriptEntry = { role: 'assistant', text: heard, at: this.now() };
-    const latencyMs = this.latency.get(id);
-    this.latency.delete(id);
-    if (latencyMs !== undefined) entry.latencyMs = latencyMs;
+    if (utterance?.latencyMs !== undefined) entry.latencyMs = utterance.latencyMs;
     if (interrupted) entry.interrupted = true;
     this.log(entry);
     this.checkpoint();
   }
 
-  /** The first output of the turn (text, or a voice's first audio frame): the turn's latency. */
-  private firstOutput(id: string, at: number): void {
+  /** The first audio frame of an utterance: the latency of the turn, when it is the turn's first output. */
+  private firstAudio(id: string, at: number): void {
     if (this.turnStartedAt === null) return;
-    this.latency.set(id, Math.round(at - this.turnStartedAt));
+    // A realtime model's answers are its own: first seen here.
+    let utterance = this.utterances.get(id);
+    if (!utterance) this.utterances.set(id, (utterance = new Utterance(id, 'answer')));
+    utterance.latencyMs = Math.round(at - this.turnStartedAt);
     this.turnStartedAt = null;
   }
 
@@ -403,8 +416,8 @@ export class CallSession {
   }
 
   private touch(): void {
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => void this.end('idle_timeout'), this.deps.limits.idleMs).unref();
+    this.timers.clearTimer(this.idleTimer);
+    this.idleTimer = this.timers.setTimer(this.deps.limits.idleMs, () => void this.end('idle_timeout'), { unref: true });
   }
 
   /** Appends what the call said since the last checkpoint; writes are chained so they land in order. */
@@ -417,8 +430,8 @@ export class CallSession {
   }
 
   private async finish(reason: EndReason, failure: CallFailure | null): Promise<void> {
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxTimer);
+    this.timers.clearTimer(this.idleTimer);
+    this.timers.clearTimer(this.maxTimer);
     this.keys.close();
     // Audio still going out when the call ends (the caller hung up as the last words played) is
     // cut there: what went out is recorded as heard, like a barge-in, before the voice closes.
@@ -426,8 +439,9 @@ export class CallSession {
     this.abort.abort();
     this.markVoiceReady();
     await this.voice?.close().catch(() => undefined);
-    for (const out of this.announced.values()) out();
-    this.announced.clear();
+    // Whatever the voice never reported over (it closed first) is over now: announcements stop waiting.
+    for (const utterance of this.utterances.values()) utterance.end('', true);
+    this.utterances.clear();
     this.checkpoint();
     await this.saving;
     const outcome = outcomeOf(reason, this.transcript.some((e) => e.role !== 'assistant'));

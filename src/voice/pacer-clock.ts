@@ -4,13 +4,18 @@
  */
 export interface PacerClock {
   now(): number;
-  setTimer(delayMs: number, fn: () => void): unknown;
+  /** `unref`: the timer does not keep the process alive (a call's idle and total limits). */
+  setTimer(delayMs: number, fn: () => void, options?: { unref?: boolean }): unknown;
   clearTimer(handle: unknown): void;
 }
 
 export const systemPacerClock: PacerClock = {
   now: () => performance.now(),
-  setTimer: (delayMs, fn) => setTimeout(fn, Math.max(0, delayMs)),
+  setTimer: (delayMs, fn, options) => {
+    const timer = setTimeout(fn, Math.max(0, delayMs));
+    if (options?.unref) timer.unref();
+    return timer;
+  },
   clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 

@@ -216,13 +216,13 @@ describe('call-control tools on a transport with CallControl', () => {
     h.session.attachVoice(voice);
     scriptTools(llm, [{ id: 'call_e', name: 'end_call', arguments: '{"message":"Goodbye."}' }]);
     const sayCalled = new Promise<void>((resolve) => (onSay = resolve));
-    h.session.voiceHost().userSaid('That is all.', performance.now());
+    h.session.voiceHost().callerSaid('That is all.', performance.now());
     await sayCalled;
     assert.deepEqual(said.map((s) => s.text), ['Goodbye.']);
     // Let every pending callback run: the call must still be on, waiting for the audio.
     await new Promise((resolve) => setImmediate(resolve));
     assert.ok(!h.transport.frames.some((f) => f.type === 'call_ended'), 'not ended before the sentence was spoken');
-    h.session.voiceHost().spoken(said[0]?.id ?? '', 'Goodbye.', false);
+    h.session.voiceHost().played(said[0]?.id ?? '', 'Goodbye.', false);
     const end = await h.ended;
     assert.equal(end.reason, 'assistant_ended');
     assert.deepEqual(end.transcript.map((e) => [e.role, e.text]), [['user', 'That is all.'], ['assistant', 'Goodbye.']]);

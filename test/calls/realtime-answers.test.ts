@@ -6,7 +6,7 @@ import { RealtimeAnswers } from '../../src/calls/voice/realtime-answers.ts';
 function answers() {
   const spoken: [string, string, boolean][] = [];
   const ended: string[] = [];
-  const book = new RealtimeAnswers({ spoken: (id, heard, interrupted) => void spoken.push([id, heard, interrupted]), end: (itemId) => void ended.push(itemId) });
+  const book = new RealtimeAnswers({ played: (id, heard, interrupted) => void spoken.push([id, heard, interrupted]), end: (itemId) => void ended.push(itemId) });
   return { book, spoken, ended };
 }
 

@@ -50,13 +50,13 @@ describe('a session whose voice converses itself', () => {
   it('asks the voice for the greeting, records the caller and the answers with their latency, and runs no LLM turn', async () => {
     const { session, host, frames, ends, said } = harness();
     assert.deepEqual(said, ['Hello.']);
-    host.spoken('u1', 'Hello.', false);
-    host.speechStarted();
+    host.played('u1', 'Hello.', false);
+    host.callerSpeechStarted();
     const stoppedAt = performance.now();
-    host.turnEnded(stoppedAt);
-    host.heard('When do you open?');
+    host.callerTurnEnded(stoppedAt);
+    host.callerTranscribed('When do you open?');
     host.firstAudio('item_7', stoppedAt + 420);
-    host.spoken('item_7', 'At nine.', false);
+    host.played('item_7', 'At nine.', false);
     await session.end('client_ended');
     assert.deepEqual(frames.filter((f) => f.type === 'user_transcript'), [{ type: 'user_transcript', text: 'When do you open?', final: true }]);
     const [end] = ends;
@@ -82,8 +82,8 @@ describe('a session whose voice converses itself', () => {
 
   it('a caller turn past the turn limit ends the call with limit_reached', async () => {
     const { session, host, frames, ends } = harness({ maxTurns: 1 });
-    host.heard('One.');
-    host.heard('Two.');
+    host.callerTranscribed('One.');
+    host.callerTranscribed('Two.');
     await session.done;
     assert.equal(ends[0]?.reason, 'limit_reached');
     assert.deepEqual(ends[0]?.transcript.filter((e) => e.role === 'user').map((e) => e.text), ['One.']);

@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.ts';
+import { createVoiceKit } from '../../src/calls/voice/kit.ts';
+import { ManualPacerClock } from '../../src/voice/pacer-clock.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
 
@@ -119,24 +121,38 @@ for (const dialect of DIALECTS) {
   describe(`calls: limits and failures (${dialect})`, () => {
     let w: World;
     let assistantId: string;
+    // The session's idle and total limits run on the voice kit's clock: moved by hand here.
+    const clock = new ManualPacerClock();
     before(async () => {
-      w = await startWorld(dialect, { PARLEY_CALL_IDLE_SECONDS: '0.4', PARLEY_CALL_MAX_SECONDS: '1.5' });
+      w = await startWorld(dialect, { PARLEY_CALL_IDLE_SECONDS: '60', PARLEY_CALL_MAX_SECONDS: '150' }, { voice: createVoiceKit({ pacerClock: clock }) });
       assistantId = await w.createAssistant({ name: 'Limits', systemPromptGreeting: 'Hello.' });
     });
     after(() => w.close());
 
     it('ends an idle call, and a call that runs too long', async () => {
       const idle = await w.open(assistantId);
-      assert.equal((await idle.client.next('call_ended', 3000)).reason, 'idle_timeout');
-      assert.equal((await callRecord(w, idle.id)).conclusion.outcome, 'abandoned', 'the user never spoke');
+      clock.advance(59_000);
+      w.llm.respond = () => ({ text: 'Still here.' });
+      idle.client.send({ type: 'user_message', text: 'hello?' });
+      await idle.client.next((f) => f.type === 'assistant_message' && f.text === 'Still here.');
+      await idle.client.next('turn_done');
+      clock.advance(60_000);
+      assert.equal((await idle.client.next('call_ended')).reason, 'idle_timeout');
+      assert.equal((await callRecord(w, idle.id)).endReason, 'idle_timeout');
+
+      const silent = await w.open(assistantId);
+      clock.advance(60_000);
+      assert.equal((await silent.client.next('call_ended')).reason, 'idle_timeout');
+      assert.equal((await callRecord(w, silent.id)).conclusion.outcome, 'abandoned', 'the user never spoke');
 
       const long = await w.open(assistantId);
-      const keepAlive = setInterval(() => long.client.send({ type: 'user_message', text: 'still there' }), 150);
-      try {
-        assert.equal((await long.client.next('call_ended', 4000)).reason, 'max_duration');
-      } finally {
-        clearInterval(keepAlive);
+      for (let i = 0; i < 3; i++) {
+        clock.advance(45_000);
+        long.client.send({ type: 'user_message', text: 'still there' });
+        await long.client.next('turn_done');
       }
+      clock.advance(16_000);
+      assert.equal((await long.client.next('call_ended')).reason, 'max_duration');
       const record = await callRecord(w, long.id);
       assert.equal(record.endReason, 'max_duration');
       assert.equal(record.conclusion.outcome, 'completed');

@@ -4,7 +4,7 @@ import { openVoice } from '../../src/calls/voice/attach.ts';
 import { createVoiceKit, type VoiceKit } from '../../src/calls/voice/kit.ts';
 import type { AudioLink } from '../../src/calls/voice/link.ts';
 import type { VoiceHost } from '../../src/calls/voice/voice.ts';
-import type { CallFailure } from '../../src/calls/record.ts';
+import type { CallFailure } from '../../src/calls/failure.ts';
 import { DEFAULT_VAD_SETTINGS } from '../../src/voice/vad.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
 
@@ -30,8 +30,8 @@ describe('opening a call voice', () => {
   it('keeps the STT session open after the opening bound expires, and closes it when the call ends', async () => {
     const failures: CallFailure[] = [];
     const host = {
-      frame: () => undefined, speechStarted: () => undefined, userSaid: () => undefined, turnEnded: () => undefined,
-      heard: () => undefined, runTools: async () => [], firstAudio: () => undefined, spoken: () => undefined,
+      frame: () => undefined, callerSpeechStarted: () => undefined, callerSaid: () => undefined, callerTurnEnded: () => undefined,
+      callerTranscribed: () => undefined, runTools: async () => [], firstAudio: () => undefined, played: () => undefined,
       failed: (failure: CallFailure) => void failures.push(failure),
     } satisfies VoiceHost;
     const link: AudioLink = {

@@ -7,7 +7,7 @@ import type { Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createContext, type Context } from '../../src/context.ts';
 import { openDatabase, type Db, type Dialect, type PgTimeouts } from '../../src/db/database.ts';
-import { loggerOptions } from '../../src/http/logging.ts';
+import { loggerOptions } from '../../src/logging.ts';
 import { createTestDatabase, type TestDatabase } from './dialects.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-with-enough-length';
@@ -25,7 +25,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export interface TestAppOptions extends Pick<AppOptions, 'dialer' | 'onRoute' | 'llm'> {
+export interface TestAppOptions extends Pick<AppOptions, 'dialer' | 'onRoute' | 'llm' | 'voice'> {
   clock?: Clock;
   /** The database and config (secret key included) of an app closed before, without dropping: a restart. */
   reuse?: Pick<TestApp, 'database' | 'config'>;

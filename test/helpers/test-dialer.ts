@@ -1,4 +1,4 @@
-import type { DialOutcome, DialRequest, Dialer } from '../../src/modules/tasks/dialer.ts';
+import type { DialOutcome, DialRequest, Dialer } from '../../src/telephony/dialer.ts';
 
 type Script = (request: DialRequest) => DialOutcome | 'hold';
 

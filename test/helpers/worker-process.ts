@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
-import type { Dialer } from '../../src/modules/tasks/dialer.ts';
+import type { Dialer } from '../../src/telephony/dialer.ts';
 import { runWorker } from '../../src/workers.ts';
 
 const recorder = process.env.RECORDER_URL as string;

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import pino from 'pino';
-import { loggerOptions } from '../../src/http/logging.ts';
+import { loggerOptions } from '../../src/logging.ts';
 import { RequestLogger, requestLogger } from '../../src/http/request-logger.ts';
 
 function capture(level: string) {

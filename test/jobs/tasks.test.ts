@@ -217,7 +217,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('with the `none` dialer an attempt fails at once with a clear error', async () => {
-      const { noDialer } = await import('../../src/modules/tasks/dialer.ts');
+      const { noDialer } = await import('../../src/telephony/dialer.ts');
       assert.deepEqual(await noDialer.dial({} as never), { status: 'failed', error: 'no dialer configured', retryable: false });
     });
   });

@@ -7,7 +7,8 @@ import { DtmfReceiver, buildDtmfPayload, dtmfPackets, parseDtmfPayload } from '.
 import { JitterBuffer } from '../../src/sip/rtp/jitter-buffer.ts';
 import { RtpParseError, buildRtp, parseRtp } from '../../src/sip/rtp/packet.ts';
 import { Pacer } from '../../src/sip/rtp/pacer.ts';
-import { RtpPortPool, RtpPortsExhaustedError, parsePortRange } from '../../src/sip/rtp/ports.ts';
+import { parsePortRange } from '../../src/config.ts';
+import { RtpPortPool, RtpPortsExhaustedError } from '../../src/sip/rtp/ports.ts';
 import { ReceiveStats } from '../../src/sip/rtp/receive-stats.ts';
 import { buildBye, buildReport, ntpFromMs, ntpMiddle, parseRtcp } from '../../src/sip/rtp/rtcp.ts';
 import { within } from '../helpers/sip-media.ts';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkNumber, normalizeE164 } from '../../src/modules/tasks/phone.ts';
+import { checkNumber, normalizeE164 } from '../../src/telephony/phone.ts';
 
 describe('normalizeE164', () => {
   const accepted: [string, string][] = [

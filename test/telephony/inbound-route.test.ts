@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { numbersOf } from '../../src/modules/telephony/inbound-route.ts';
+import { numbersOf } from '../../src/telephony/inbound-route.ts';
 
 describe('the numbers an INVITE user part may name', () => {
   it('reads E.164 with the plus, escaped or not, and bare international digits', () => {

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readWav, segmentedCorrelation, writeWav } from '../helpers/audio.ts';
 import { ManualClock } from '../../src/clock.ts';
-import { REGISTRATION_LEASE_MS, TrunkRegistrations } from '../../src/modules/telephony/registrations.ts';
+import { REGISTRATION_LEASE_MS, TrunkRegistrations } from '../../src/telephony/registrations.ts';
+import { registrationStore } from '../../src/modules/sip/sip-registrations.store.ts';
 import { SipEndpoint } from '../../src/sip/endpoint.ts';
 import { startBaresip } from '../helpers/baresip.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -206,7 +207,8 @@ for (const dialect of DIALECTS) {
       const endpoint = await SipEndpoint.start({ host: '127.0.0.1', port: 0 });
       // A second process on the same database, whose clock can be moved past the lease.
       const clock = new ManualClock(new Date());
-      const other = new TrunkRegistrations({ endpoint }, { db: w.t.ctx.db, clock, log: w.t.ctx.log, secrets: w.t.ctx.secrets, processId: 'other-process' });
+      const otherCtx = { db: w.t.ctx.db, clock, log: w.t.ctx.log, secrets: w.t.ctx.secrets, processId: 'other-process' };
+      const other = new TrunkRegistrations({ endpoint }, registrationStore(otherCtx), otherCtx);
       try {
         await other.sync();
         assert.equal(await owner(), w.t.ctx.processId);

@@ -12,7 +12,7 @@ const APOLOGY_MS = 10_000;
  * been played (reported to the host like any utterance), or could not be, or after APOLOGY_MS.
  * The caller closes `speaker` with the voice.
  */
-export function speakApology(link: AudioLink, pacer: Pacer, tts: TtsSession, text: string, host: Pick<VoiceHost, 'spoken'>): { speaker: Speaker; done: Promise<void> } {
+export function speakApology(link: AudioLink, pacer: Pacer, tts: TtsSession, text: string, host: Pick<VoiceHost, 'played'>): { speaker: Speaker; done: Promise<void> } {
   let finish = () => {};
   const done = new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, APOLOGY_MS);
@@ -23,8 +23,8 @@ export function speakApology(link: AudioLink, pacer: Pacer, tts: TtsSession, tex
   });
   const speaker = new Speaker(link, pacer, tts, {
     firstAudio: () => {},
-    spoken: (id, heard, interrupted) => {
-      host.spoken(id, heard, interrupted);
+    played: (id, heard, interrupted) => {
+      host.played(id, heard, interrupted);
       finish();
     },
     failed: () => finish(), // the apology itself failed: nothing more can be said

@@ -3,7 +3,7 @@ import type { Pacer } from '../../voice/pacer.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
 import type { Vad } from '../../voice/vad.ts';
-import type { CallFailure } from '../record.ts';
+import type { CallFailure } from '../failure.ts';
 import type { AudioLink } from './link.ts';
 import { speakApology } from './apology.ts';
 import { Listener } from './listener.ts';
@@ -48,13 +48,13 @@ export class VoicePipeline implements SpeakingVoice {
   constructor(private readonly parts: PipelineParts, private readonly host: VoiceHost) {
     this.speaker = new Speaker(parts.link, parts.pacer, parts.tts.session, {
       firstAudio: (id, at) => host.firstAudio(id, at),
-      spoken: (id, heard, interrupted) => host.spoken(id, heard, interrupted),
+      played: (id, heard, interrupted) => host.played(id, heard, interrupted),
       failed: (error) => host.failed(providerFailure(`tts:${parts.tts.provider}`, error)),
     });
     this.listener = new Listener(parts.link, parts.vad, parts.stt.session, {
-      speechStarted: () => host.speechStarted(),
+      speechStarted: () => host.callerSpeechStarted(),
       interim: (text) => host.frame({ type: 'user_transcript', text, final: false }),
-      utterance: (text, endedAt) => host.userSaid(text, endedAt),
+      utterance: (text, endedAt) => host.callerSaid(text, endedAt),
       failed: (error) => host.failed(providerFailure(`stt:${parts.stt.provider}`, error)),
     });
   }

@@ -4,7 +4,7 @@ import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
 import type { RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
-import type { CallFailure } from '../record.ts';
+import type { CallFailure } from '../failure.ts';
 
 /** Where a provider is reached, and with which key (null: none is sent). */
 export interface ProviderAccess {

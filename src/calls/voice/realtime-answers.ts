@@ -14,7 +14,7 @@ export interface Answer {
 }
 
 export interface AnswerEvents {
-  spoken(id: string, heard: string, interrupted: boolean): void;
+  played(id: string, heard: string, interrupted: boolean): void;
   /** All the audio of an item has come: its output may end (and report it played once sent). */
   end(itemId: string): void;
 }
@@ -90,7 +90,7 @@ export class RealtimeAnswers {
     this.dropped.delete(responseId);
     const utterance = this.utterances.get(responseId);
     this.utterances.delete(responseId);
-    if (utterance !== undefined) this.events.spoken(utterance, '', status !== 'completed'); // it said nothing
+    if (utterance !== undefined) this.events.played(utterance, '', status !== 'completed'); // it said nothing
     const ending = [...this.items.values()].filter((a) => a.responseId === responseId);
     for (const answer of ending) this.events.end(answer.itemId);
     const calls = this.calls.get(responseId) ?? [];
@@ -103,7 +103,7 @@ export class RealtimeAnswers {
     const answer = this.items.get(itemId);
     if (!answer) return;
     this.items.delete(itemId);
-    this.events.spoken(answer.id, answer.transcript, false);
+    this.events.played(answer.id, answer.transcript, false);
   }
 
   /**
@@ -115,9 +115,9 @@ export class RealtimeAnswers {
     this.items.clear();
     for (const answer of cut) {
       const ms = heardMs(answer);
-      this.events.spoken(answer.id, heardPart(answer.transcript, answer.receivedMs > 0 ? ms / answer.receivedMs : 0), true);
+      this.events.played(answer.id, heardPart(answer.transcript, answer.receivedMs > 0 ? ms / answer.receivedMs : 0), true);
     }
-    for (const id of [...this.expected, ...this.utterances.values()]) this.events.spoken(id, '', true);
+    for (const id of [...this.expected, ...this.utterances.values()]) this.events.played(id, '', true);
     for (const id of this.expected) this.unwanted.add(id);
     this.expected.clear();
     this.utterances.clear();

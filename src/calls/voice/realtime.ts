@@ -3,7 +3,8 @@ import type { Pacer } from '../../voice/pacer.ts';
 import type { OpenAiRealtimeClient, RealtimeError } from '../../voice/realtime/openai.ts';
 import { REALTIME_SAMPLE_RATE } from '../../voice/realtime/session-config.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
-import type { CallFailure, Log } from '../record.ts';
+import type { CallFailure } from '../failure.ts';
+import type { Log } from '../record.ts';
 import { speakApology } from './apology.ts';
 import type { AudioLink } from './link.ts';
 import { heardMs, VoiceOutput } from './output.ts';
@@ -63,7 +64,7 @@ export class RealtimeVoice implements ConversingVoice {
       played: (tag) => this.answers.played(tag),
     });
     this.answers = new RealtimeAnswers({
-      spoken: (id, heard, interrupted) => host.spoken(id, heard, interrupted),
+      played: (id, heard, interrupted) => host.played(id, heard, interrupted),
       end: (itemId) => this.output.end(itemId),
     });
     parts.link.onAudio((chunk) => this.hear(chunk));
@@ -158,11 +159,11 @@ export class RealtimeVoice implements ConversingVoice {
     });
     client.on('speechStarted', () => {
       this.callerTurns++;
-      this.host.speechStarted();
+      this.host.callerSpeechStarted();
     });
-    client.on('speechStopped', () => this.host.turnEnded(performance.now()));
+    client.on('speechStopped', () => this.host.callerTurnEnded(performance.now()));
     client.on('userTranscript', ({ text }) => {
-      if (text.trim()) this.host.heard(text.trim());
+      if (text.trim()) this.host.callerTranscribed(text.trim());
     });
     client.on('toolCall', ({ responseId, callId, name, arguments: args }) => this.answers.toolCall(responseId, { id: callId, name, arguments: args }));
     client.on('responseDone', ({ responseId, status, error }) => {

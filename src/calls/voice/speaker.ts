@@ -8,7 +8,7 @@ export interface SpeakerEvents {
   /** The first frame of an utterance went out to the peer (`at`: performance.now()). */
   firstAudio(id: string, at: number): void;
   /** An utterance is over: played to the end, or cut by the caller (`heard` is what went out of it). */
-  spoken(id: string, heard: string, interrupted: boolean): void;
+  played(id: string, heard: string, interrupted: boolean): void;
   /** The TTS provider failed: nothing more can be said through it. */
   failed(error: unknown): void;
 }
@@ -114,7 +114,7 @@ export class Speaker {
         .filter(Boolean)
         .join(' ');
       this.utterances.delete(utterance.id);
-      this.events.spoken(utterance.id, heard, true);
+      this.events.played(utterance.id, heard, true);
     }
   }
 
@@ -175,6 +175,6 @@ export class Speaker {
   private settle(utterance: Utterance): void {
     if (!utterance.ended || !utterance.sentences.every((s) => s.played) || !this.utterances.has(utterance.id)) return;
     this.utterances.delete(utterance.id);
-    this.events.spoken(utterance.id, utterance.sentences.map((s) => s.text).join(' '), false);
+    this.events.played(utterance.id, utterance.sentences.map((s) => s.text).join(' '), false);
   }
 }

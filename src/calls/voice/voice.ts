@@ -1,5 +1,5 @@
 import type { ServerFrame } from '../frames.ts';
-import type { CallFailure } from '../record.ts';
+import type { CallFailure } from '../failure.ts';
 import type { ToolCallRequest, ToolCallResult } from '../tool-call.ts';
 
 /** What the session asks of any voice. */
@@ -35,20 +35,22 @@ export interface ConversingVoice extends VoiceBase {
 /** A voice call's voice, as the session drives it. */
 export type CallVoice = SpeakingVoice | ConversingVoice;
 
-/** What a voice tells its session. */
+/** What a voice tells its session. Names say which way the audio went: `caller…` is what we heard, `played` what the caller heard of us. */
 export interface VoiceHost {
   frame(frame: ServerFrame): void;
   /** The caller started speaking (the session decides whether it is a barge-in). */
-  speechStarted(): void;
+  callerSpeechStarted(): void;
   /** Pipeline: the caller said this, to be answered; `endedAt` is performance.now() when the VAD decided the speech ended. */
-  userSaid(text: string, endedAt: number): void;
+  callerSaid(text: string, endedAt: number): void;
   /** Realtime: the caller's turn ended (`at`: performance.now()); the latency of the answer counts from here. */
-  turnEnded(at: number): void;
+  callerTurnEnded(at: number): void;
   /** Realtime: the caller said this in a turn the model answers itself; recorded and counted against the limits. */
-  heard(text: string): void;
+  callerTranscribed(text: string): void;
   /** Realtime: the tool calls of one response, run through the tool webhooks; their results, in order. */
   runTools(calls: ToolCallRequest[]): Promise<ToolCallResult[]>;
+  /** The first frame of our utterance `id` went out to the caller (`at`: performance.now()). */
   firstAudio(id: string, at: number): void;
-  spoken(id: string, heard: string, interrupted: boolean): void;
+  /** Our utterance `id` is over: `heard` is what the caller heard of it, `interrupted` when they cut it. */
+  played(id: string, heard: string, interrupted: boolean): void;
   failed(failure: CallFailure): void;
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Selectable, Transaction } from 'kysely';
 import type { CallEnd, CallRecorder } from '../../calls/record.ts';
+import type { NewCall } from '../../calls/store.ts';
 import { fillPlaceholders, TemplateTooLongError } from '../../calls/template.ts';
 import type { TransportInfo } from '../../calls/transports/transport.ts';
 import type { Context } from '../../context.ts';
@@ -8,7 +9,7 @@ import { lockFor } from '../../db/claim-lock.ts';
 import type { Database } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
-import { findAssistant, type Kind } from '../assistants/assistants.repository.ts';
+import { findAssistant } from '../assistants/assistants.repository.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 import { appendEntries, countNewCall, countStatusChange, loadLog, refOf } from './calls.repository.ts';
@@ -28,19 +29,6 @@ export interface CallDeps {
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
-export interface NewCall {
-  kind: Kind;
-  organizationId: string;
-  sourceId: string;
-  userValues: Record<string, unknown>;
-  traceId: string;
-  transport: TransportInfo;
-  taskId?: string | null;
-  /** A voice call's audio format. */
-  audio?: { encoding: string; sampleRate: number } | null;
-  /** A SIP call: the credentials it goes through. */
-  sipCredentialId?: string | null;
-}
 
 /** The prompt and greeting as this call will fill them: refused (400) when a value would blow them past their limits. */
 function checkExpansion(row: { system_prompt: string | null; system_prompt_greeting: string | null }, values: Record<string, unknown>): void {

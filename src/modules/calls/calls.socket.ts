@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { websocketTransport } from '../../calls/transports/websocket.ts';
 import { responses } from '../../http/envelope.ts';
 import { Uuid } from '../../http/schemas.ts';
-import type { CallConnector } from './call-connect.ts';
+import type { CallConnector } from '../../calls/connect.ts';
 
 /**
  * GET /api/v1/calls/{callId}/ws: the call's WebSocket. It takes no API token: the single-use

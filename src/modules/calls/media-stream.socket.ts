@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { TWILIO_AUDIO, twilioMediaStreamTransport } from '../../calls/transports/twilio.ts';
 import { responses } from '../../http/envelope.ts';
 import { Uuid } from '../../http/schemas.ts';
-import type { CallConnector } from './call-connect.ts';
+import type { CallConnector } from '../../calls/connect.ts';
 
 /** How long a stream may stay without its `start` message (Twilio sends it right after `connected`). */
 export const START_TIMEOUT_MS = 10_000;

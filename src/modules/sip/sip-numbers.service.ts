@@ -3,7 +3,7 @@ import type { Executor } from '../../db/schema.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import type { Edit } from '../../http/updates.ts';
 import { firstUserOf } from '../assistants/assistants.repository.ts';
-import { checkNumber } from '../tasks/phone.ts';
+import { checkNumber } from '../../telephony/phone.ts';
 import { findSipCredential } from './sip-credentials.repository.ts';
 import {
   deleteSipNumberRow, findByNumber, findSipNumber, insertSipNumber, toSipNumber, updateSipNumberRow,

@@ -1,4 +1,4 @@
-import type { DialOutcome } from './dialer.ts';
+import type { DialOutcome } from '../../telephony/dialer.ts';
 import type { TaskStatus } from './tasks.schemas.ts';
 
 /** The outcome names kept on a task's attempts (the API lists them). */

@@ -6,7 +6,7 @@ import type { Database } from '../../db/schema.ts';
 import { readJson, timestampParam } from '../../db/values.ts';
 import { backoffMs, type RetryPolicy } from '../../jobs/backoff.ts';
 import type { JobKind } from '../../jobs/runner.ts';
-import type { Dialer, DialOutcome } from './dialer.ts';
+import type { Dialer, DialOutcome } from '../../telephony/dialer.ts';
 import { judge, type AttemptOutcome } from './outcomes.ts';
 import { moveTask, recordMoves, windowOfRow, type Move, type Transition } from './tasks.repository.ts';
 import type { AgentTaskTable } from './tasks.table.ts';

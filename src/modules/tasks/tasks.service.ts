@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
-import { checkNumber } from './phone.ts';
+import { checkNumber } from '../../telephony/phone.ts';
 import { findAssistant } from '../assistants/assistants.repository.ts';
 import {
   deleteAgentTasks, deleteTaskRow, endOpenAttempts, findPause, findTask, hasTasksIn, insertTasks, moveTask, windowOfRow, writePause,

@@ -8,8 +8,9 @@ import { publicBase, websocketBase } from '../../http/public-url.ts';
 import { createCall, type CallDeps } from '../calls/calls.service.ts';
 import { mediaStreamPath } from '../calls/media-stream.socket.ts';
 import { resolveProviderAccess } from '../providers/providers.service.ts';
-import { answeringAssistant, callingNumber, dialledNumber } from './inbound.ts';
-import { connectStream, rejectBusy, sayAndHangUp } from './twiml.ts';
+import { callingNumber, dialledNumber } from '../../telephony/numbers.ts';
+import { connectStream, rejectBusy, sayAndHangUp } from '../../telephony/twiml.ts';
+import { answeringAssistant } from '../sip/telephony-directory.ts';
 import type { TwilioVoiceRequest } from './twilio.schemas.ts';
 
 /** What the caller hears when the number dialled is not one an assistant or agent of the organization answers. */

@@ -3,25 +3,12 @@
 // out twice while in use, and a port someone else holds is skipped. The sockets live on the
 // pool's media thread (media-thread.ts).
 import { isIP } from 'node:net';
+import type { PortRange } from '../../config.ts';
 import { silentLog, type SipLogger } from '../log.ts';
 import { MediaThread, RtpFigures, type RtpLateness, type MediaSocketHandlers, type Pacing } from './media-thread.ts';
 
-export interface PortRange {
-  min: number;
-  max: number;
-}
-
 export class RtpPortsExhaustedError extends Error {
   override name = 'RtpPortsExhaustedError';
-}
-
-/** "40000-40999" -> { min: 40000, max: 40999 }; throws on anything else. */
-export function parsePortRange(text: string): PortRange {
-  const m = /^\s*(\d{1,5})\s*-\s*(\d{1,5})\s*$/.exec(text);
-  const min = Number(m?.[1]);
-  const max = Number(m?.[2]);
-  if (!m || min < 1024 || max > 65535 || max - min < 1) throw new RangeError(`invalid RTP port range ${JSON.stringify(text)} (expected e.g. 40000-40999)`);
-  return { min, max };
 }
 
 /** One call's port pair, its sockets on the media thread. */

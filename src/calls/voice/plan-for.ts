@@ -1,16 +1,11 @@
-import type { Context } from '../../context.ts';
-import { EgressError } from '../../egress/client.ts';
-import { guardConnection } from '../../egress/connect-guard.ts';
-import { resolveProviderAccess } from '../providers/providers.service.ts';
-import type { ProviderAccess, VoicePlan } from '../../calls/voice/plan.ts';
-import type { CallFailure } from '../../calls/record.ts';
 import type { AudioFormat, Encoding } from '../../voice/audio/format.ts';
 import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
-import { DEEPGRAM_BASE_URL } from '../../voice/stt/deepgram.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
-import { DEFAULT_TTS_BASE_URLS, type TtsProviderName } from '../../voice/tts/index.ts';
+import type { TtsProviderName } from '../../voice/tts/index.ts';
 import { vadSettings } from '../../voice/vad.ts';
-import type { Strategy } from '../strategies/strategies.schemas.ts';
+import type { CallFailure } from '../failure.ts';
+import type { StrategyParameters } from '../strategy-parameters.ts';
+import type { ProviderAccess, VoicePlan } from './plan.ts';
 
 /** Providers that need a key (eSpeak is local and needs none). */
 export type KeyedProvider = 'openai' | 'elevenlabs' | 'deepgram' | 'cartesia';
@@ -22,27 +17,6 @@ export type KeyedProvider = 'openai' | 'elevenlabs' | 'deepgram' | 'cartesia';
 export type ResolveAccess = (organizationId: string, provider: KeyedProvider) => Promise<ProviderAccess | { refused: string } | null>;
 
 const SPEAKING: readonly string[] = ['elevenlabs', 'openai', 'cartesia', 'espeak'] satisfies TtsProviderName[];
-const DEFAULT_OPENAI = 'https://api.openai.com/v1';
-
-/** The organization's provider credential first, then the platform's (resolveProviderAccess), with the public default base URL. */
-export function organizationAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config' | 'egress'>): ResolveAccess {
-  const fallback: Record<KeyedProvider, string> = {
-    openai: DEFAULT_OPENAI, elevenlabs: DEFAULT_TTS_BASE_URLS.elevenlabs, deepgram: DEEPGRAM_BASE_URL, cartesia: DEFAULT_TTS_BASE_URLS.cartesia,
-  };
-  return async (organizationId, provider) => {
-    const access = await resolveProviderAccess(ctx, organizationId, provider);
-    if (!access) return null;
-    const baseUrl = access.baseUrl ?? fallback[provider];
-    if (!access.egressChecked) return { apiKey: access.apiKey, baseUrl };
-    try {
-      // A tenant's base URL: judged now when it is an address, and at every connection's DNS lookup when it is a name.
-      return { apiKey: access.apiKey, baseUrl, lookup: guardConnection(baseUrl, ctx.egress.allow).lookup };
-    } catch (error) {
-      return { refused: error instanceof EgressError ? error.message : 'refused by the egress policy' };
-    }
-  };
-}
-
 const ENV_KEY: Record<KeyedProvider, string> = { openai: 'OPENAI_API_KEY', elevenlabs: 'ELEVENLABS_API_KEY', deepgram: 'DEEPGRAM_API_KEY', cartesia: 'CARTESIA_API_KEY' };
 
 const noKey = (source: string, provider: KeyedProvider) => ({
@@ -66,7 +40,7 @@ const isFailure = (value: ProviderAccess | CallFailure): value is CallFailure =>
  * fails at start with a clear error frame and record.
  */
 export async function voicePlanFor(
-  strategy: { type: string; parameters: Strategy['parameters'] } | null,
+  strategy: { type: string; parameters: StrategyParameters } | null,
   audio: { encoding: string; sampleRate: number },
   organizationId: string,
   resolve: ResolveAccess,

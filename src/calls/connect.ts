@@ -1,15 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import type { CallSetup } from '../../calls/record.ts';
-import type { CallSession } from '../../calls/session.ts';
-import type { TransportInfo } from '../../calls/transports/transport.ts';
-import type { AudioLink } from '../../calls/voice/link.ts';
-import type { VoicePlan } from '../../calls/voice/plan.ts';
-import { readJson } from '../../db/values.ts';
-import { badRequest, notFound, unauthorized } from '../../http/errors.ts';
-import { failCall, newSession, openCallVoice, prepareCall, type CallRunDeps } from './call-run.ts';
-import { connectCall } from './calls.service.ts';
-
-export type CallSocketOptions = CallRunDeps;
+import { badRequest, notFound, unauthorized } from '../http/errors.ts';
+import { newSession, openCallVoice, prepareCall, type CallEngine } from './engine.ts';
+import type { CallSetup } from './record.ts';
+import type { CallSession } from './session.ts';
+import type { TransportInfo } from './transports/transport.ts';
+import type { AudioLink } from './voice/link.ts';
+import type { VoicePlan } from './voice/plan.ts';
 
 /** A connected call, ready for its session. */
 export interface ConnectedCall {
@@ -24,8 +20,8 @@ export interface ConnectedCall {
  * Streams): the single-use token used before the upgrade, the call's setup loaded, and after
  * the upgrade its session, tracked by the runtime, and its voice opened.
  */
-export function callConnector(run: CallSocketOptions) {
-  const { deps } = run;
+export function callConnector(engine: CallEngine) {
+  const { store } = engine;
   const prepared = new WeakMap<object, { setup: CallSetup; transport: TransportInfo; started: boolean }>();
 
   return {
@@ -37,17 +33,17 @@ export function callConnector(run: CallSocketOptions) {
     async prepare(request: FastifyRequest, callId: string, token: string): Promise<void> {
       // A plain GET would otherwise use up the token and get an empty 404 from the WebSocket plugin.
       if (!request.ws) throw badRequest('This endpoint speaks WebSocket only', [{ path: '(headers)', message: 'must ask to upgrade to a WebSocket (Connection: Upgrade, Upgrade: websocket)' }]);
-      const row = await connectCall(deps, callId, token);
-      if (!row) throw unauthorized('The call token is wrong, used or expired');
-      const setup = await prepareCall(run, row);
+      const call = await store.connect(callId, token);
+      if (!call) throw unauthorized('The call token is wrong, used or expired');
+      const setup = await prepareCall(engine, call);
       // Deleted between start and connect (a delete racing the start): the call has failed already.
       if (!setup) throw notFound('The assistant or agent of this call');
-      const entry = { setup, transport: readJson<TransportInfo>(row.transport), started: false };
+      const entry = { setup, transport: call.transport, started: false };
       prepared.set(request, entry);
       // A client gone before the upgrade completes never reaches the handler.
-      if (request.raw.socket.destroyed) return void (await failCall(deps, callId, 'client_disconnected'));
+      if (request.raw.socket.destroyed) return void (await store.fail(callId, 'client_disconnected'));
       request.raw.socket.once('close', () => {
-        if (!entry.started) void failCall(deps, callId, 'client_disconnected').catch((err: unknown) => request.log.error({ err, callId }, 'could not end an abandoned call'));
+        if (!entry.started) void store.fail(callId, 'client_disconnected').catch((err: unknown) => request.log.error({ err, callId }, 'could not end an abandoned call'));
       });
     },
 
@@ -57,13 +53,13 @@ export function callConnector(run: CallSocketOptions) {
       if (!entry) return null;
       entry.started = true;
       const { setup, transport } = entry;
-      const session = newSession(run, setup, request.log);
+      const session = newSession(engine, setup, request.log);
       return { setup, transport, session };
     },
 
     /** Opens a started call's voice: the greeting waits for it, and a provider that fails ends the call saying why. */
     openVoice(setup: CallSetup & { voice: VoicePlan }, link: AudioLink, session: CallSession, log: FastifyRequest['log']): void {
-      openCallVoice(run, setup, link, session, log);
+      openCallVoice(engine, setup, link, session, log);
     },
   };
 }

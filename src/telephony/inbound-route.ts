@@ -1,10 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import type { IncomingCall } from '../../sip/inbound.ts';
-import { literalIp, resolveTarget, systemResolver, type SipResolver, type SipTransport } from '../../sip/resolve.ts';
-import type { Kind } from '../assistants/assistants.repository.ts';
-import { normalizeE164 } from '../tasks/phone.ts';
-import { answeringAssistant } from '../twilio/inbound.ts';
+import type { CallSourceKind } from '../calls/store.ts';
+import type { IncomingCall } from '../sip/inbound.ts';
+import { literalIp, resolveTarget, systemResolver, type SipResolver, type SipTransport } from '../sip/resolve.ts';
+import type { TelephonyDirectory } from './directory.ts';
+import { normalizeE164 } from './phone.ts';
 
 /** Where an incoming INVITE goes: the SIP number it names, its credentials, and who answers. */
 export interface InboundRoute {
@@ -12,7 +10,7 @@ export interface InboundRoute {
   number: string;
   credentialId: string;
   maxCalls: number;
-  answerer: { kind: Kind; id: string };
+  answerer: { kind: CallSourceKind; id: string };
 }
 
 /** Why an INVITE has no route; each is answered 404 (docs/sip.md, "Inbound calls"). */
@@ -58,23 +56,18 @@ const plainAddress = (address: string): string => address.replace(/^::ffff:(\d+\
  * to several organizations (numbers are unique per organization); the first (oldest) whose
  * trunk the INVITE came from wins.
  */
-export async function routeInbound(db: Kysely<Database>, call: Pick<IncomingCall, 'requestUri' | 'to' | 'source'>, resolver: SipResolver = systemResolver): Promise<InboundRoute | NoRoute> {
+export async function routeInbound(directory: TelephonyDirectory, call: Pick<IncomingCall, 'requestUri' | 'to' | 'source'>, resolver: SipResolver = systemResolver): Promise<InboundRoute | NoRoute> {
   const candidates = [...new Set([...numbersOf(requestUser(call.requestUri)), ...numbersOf(call.to.user)])];
   if (!candidates.length) return 'no_number';
-  const rows = await db.selectFrom('sip_numbers as n')
-    .innerJoin('sip_credentials as cr', 'cr.id', 'n.sip_credential_id')
-    .select(['n.organization_id', 'n.number', 'cr.id as credentialId', 'cr.hostname', 'cr.port', 'cr.transport', 'cr.max_agent_tasks'])
-    .where('n.number', 'in', candidates)
-    .orderBy('n.created_at').orderBy('n.id')
-    .execute();
+  const rows = await directory.numberTrunks(candidates);
   if (!rows.length) return 'no_number';
   const source = plainAddress(call.source.address);
   for (const row of rows) {
-    const addresses = await addressesOf(row.hostname, row.port, row.transport as SipTransport, resolver);
+    const addresses = await addressesOf(row.hostname, row.port, row.transport, resolver);
     if (!addresses.has(source)) continue;
-    const answerer = await answeringAssistant(db, row.organization_id, row.number);
+    const answerer = await directory.answerer(row.organizationId, row.number);
     if (typeof answerer === 'string') return 'no_assistant';
-    return { organizationId: row.organization_id, number: row.number, credentialId: row.credentialId, maxCalls: row.max_agent_tasks, answerer };
+    return { organizationId: row.organizationId, number: row.number, credentialId: row.credentialId, maxCalls: row.maxCalls, answerer };
   }
   return 'not_from_trunk';
 }

@@ -1,11 +1,11 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { Context } from '../../context.ts';
-import { checkAddress } from '../../egress/policy.ts';
-import { SipEndpoint } from '../../sip/endpoint.ts';
-import type { MediaSettings } from '../../sip/call-media.ts';
-import { RtpPortPool } from '../../sip/rtp/ports.ts';
-import type { RtpLateness } from '../../sip/rtp/media-thread.ts';
-import { latenessGauges } from '../../voice/lateness.ts';
+import type { Context } from '../context.ts';
+import { checkAddress } from '../egress/policy.ts';
+import { SipEndpoint } from '../sip/endpoint.ts';
+import type { MediaSettings } from '../sip/call-media.ts';
+import { RtpPortPool } from '../sip/rtp/ports.ts';
+import type { RtpLateness } from '../sip/rtp/media-thread.ts';
+import { latenessGauges } from '../voice/lateness.ts';
 
 /**
  * The SIP side of one process: its endpoint (one UDP/TCP port for every call and registration)

@@ -1,12 +1,12 @@
-import type { Log } from '../../calls/record.ts';
-import type { TransferResult } from '../../calls/transports/sip.ts';
-import { applyAnswer, bindMedia, offerMedia, type MediaSettings } from '../../sip/call-media.ts';
-import type { Dialog } from '../../sip/dialog.ts';
-import type { SipEndpoint } from '../../sip/endpoint.ts';
-import { placeCall, type OutboundResult } from '../../sip/outbound.ts';
-import type { RtpSession } from '../../sip/rtp/session.ts';
-import type { CodecName } from '../../sip/sdp.ts';
-import type { Trunk } from '../../sip/target.ts';
+import type { Log } from '../calls/record.ts';
+import type { TransferResult } from '../calls/transports/sip.ts';
+import { applyAnswer, bindMedia, offerMedia, type MediaSettings } from '../sip/call-media.ts';
+import type { Dialog } from '../sip/dialog.ts';
+import type { SipEndpoint } from '../sip/endpoint.ts';
+import { placeCall, type OutboundResult } from '../sip/outbound.ts';
+import type { RtpSession } from '../sip/rtp/session.ts';
+import type { CodecName } from '../sip/sdp.ts';
+import type { Trunk } from '../sip/target.ts';
 
 /** Where the bridge's second leg goes out: the first leg's trunk and caller id. */
 export interface BridgeRoute {

@@ -1,28 +1,22 @@
-import { sipTransportInfo } from '../../calls/transports/transport.ts';
-import { sipAudioFormat } from '../../calls/transports/sip.ts';
-import type { Config } from '../../config.ts';
-import { applyAnswer, offerMedia } from '../../sip/call-media.ts';
-import { placeCall } from '../../sip/outbound.ts';
-import type { SipTransport } from '../../sip/resolve.ts';
-import type { CallRunDeps } from '../calls/call-run.ts';
-import { insertLiveCall } from '../calls/calls.service.ts';
-import type { Dialer, DialOutcome, DialRequest } from '../tasks/dialer.ts';
+import type { CallEngine } from '../calls/engine.ts';
+import { sipTransportInfo } from '../calls/transports/transport.ts';
+import { sipAudioFormat } from '../calls/transports/sip.ts';
+import type { Config } from '../config.ts';
+import type { Context } from '../context.ts';
+import { applyAnswer, offerMedia } from '../sip/call-media.ts';
+import { placeCall } from '../sip/outbound.ts';
+import type { Dialer, DialOutcome } from './dialer.ts';
+import type { TelephonyDirectory } from './directory.ts';
 import { runSipCall } from './sip-call.ts';
 import { unansweredOutcome } from './sip-outcome.ts';
 import type { Telephony } from './telephony.ts';
 
-/** The agent's number and the trunk it calls through, password opened. */
-async function routeOf(run: CallRunDeps, request: DialRequest) {
-  const { ctx } = run.deps;
-  const row = await ctx.db.kysely.selectFrom('assistants as a')
-    .innerJoin('sip_numbers as n', 'n.id', 'a.telephone_number_id')
-    .innerJoin('sip_credentials as cr', 'cr.id', 'n.sip_credential_id')
-    .select(['n.number', 'cr.id as credentialId', 'cr.hostname', 'cr.port', 'cr.transport', 'cr.username', 'cr.password_sealed'])
-    .where('a.id', '=', request.agentId).where('a.organization_id', '=', request.organizationId)
-    .executeTakeFirst();
-  if (!row) return null;
-  const trunk = { hostname: row.hostname, port: row.port, transport: row.transport as SipTransport, username: row.username, password: ctx.secrets.open(row.password_sealed) };
-  return { number: row.number, credentialId: row.credentialId, trunk };
+/** What placing task calls needs: the call engine, the numbers' directory, the ring time, the process's logger. */
+export interface DialerDeps {
+  engine: CallEngine;
+  directory: TelephonyDirectory;
+  config: Pick<Config, 'ringMs'>;
+  log: Context['log'];
 }
 
 /**
@@ -31,13 +25,14 @@ async function routeOf(run: CallRunDeps, request: DialRequest) {
  * Answered, it becomes a call record (transport sip, the task's id) run with the agent's voice on
  * RTP until either side hangs up; the task is completed with the call's conclusion.
  */
-export function sipDialer(telephony: Telephony, run: CallRunDeps, config: Pick<Config, 'ringMs'>): Dialer {
+export function sipDialer(telephony: Telephony, deps: DialerDeps): Dialer {
+  const { engine, config } = deps;
   return {
     name: 'sip',
     async dial(request): Promise<DialOutcome> {
-      const route = await routeOf(run, request);
+      const route = await deps.directory.dialRoute(request.organizationId, request.agentId);
       if (!route) return { status: 'failed', error: 'the agent has no telephone number with SIP credentials', retryable: false };
-      const log = run.deps.ctx.log.child({ taskId: request.taskId, attempt: request.attempt });
+      const log = deps.log.child({ taskId: request.taskId, attempt: request.attempt });
       const { session: rtp, sdp } = await offerMedia(telephony.media());
       let kept = false;
       try {
@@ -56,22 +51,22 @@ export function sipDialer(telephony: Telephony, run: CallRunDeps, config: Pick<C
           await result.dialog.bye().catch(() => undefined);
           return { status: 'failed', error: 'the far end answered with media we cannot use', retryable: false, sipCode: 200 };
         }
-        let row;
+        let call;
         try {
-          row = await run.deps.ctx.db.kysely.transaction().execute((trx) => insertLiveCall(trx, run.deps, {
+          call = await engine.store.insertLive({
             kind: 'agent', organizationId: request.organizationId, sourceId: request.agentId, userValues: request.userValues,
             traceId: crypto.randomUUID(), transport: sipTransportInfo(request.targetNumber, route.number), taskId: request.taskId,
             audio: sipAudioFormat(codec), sipCredentialId: route.credentialId,
-          }));
+          });
         } catch (err) {
           await result.dialog.bye().catch(() => undefined);
           return { status: 'failed', error: err instanceof Error ? err.message : 'the call could not be recorded', retryable: true, sipCode: 200 };
         }
         kept = true;
-        log.info({ callId: row.id }, 'task call answered');
+        log.info({ callId: call.id }, 'task call answered');
         const bridge = { endpoint: telephony.endpoint, trunk: route.trunk, from: route.number, media: telephony.media(), ringTimeoutMs: config.ringMs, log };
-        const { conclusionId } = await runSipCall(run, { row, dialog: result.dialog, rtp, codec, log, signal: request.signal, bridge });
-        return { status: 'completed', conclusionId, callId: row.id, sipCode: 200 };
+        const { conclusionId } = await runSipCall(engine, { call, dialog: result.dialog, rtp, codec, log, signal: request.signal, bridge });
+        return { status: 'completed', conclusionId, callId: call.id, sipCode: 200 };
       } finally {
         if (!kept) rtp.close();
       }

@@ -1,6 +1,6 @@
-import type { Context } from '../../context.ts';
-import type { Registration, RegistrationState } from '../../sip/registration.ts';
-import type { SipTransport } from '../../sip/resolve.ts';
+import type { Context } from '../context.ts';
+import type { Registration } from '../sip/registration.ts';
+import type { RegistrationStore } from './directory.ts';
 import type { Telephony } from './telephony.ts';
 
 /** How long a process's claim on a credential's registration lasts unless renewed. */
@@ -31,7 +31,11 @@ export class TrunkRegistrations {
   #again = false;
   #closed = false;
 
-  constructor(private readonly telephony: Pick<Telephony, 'endpoint'>, private readonly ctx: Pick<Context, 'db' | 'clock' | 'log' | 'secrets' | 'processId'>) {}
+  constructor(
+    private readonly telephony: Pick<Telephony, 'endpoint'>,
+    private readonly store: RegistrationStore,
+    private readonly ctx: Pick<Context, 'clock' | 'log'>,
+  ) {}
 
   start(): void {
     void this.sync();
@@ -60,61 +64,31 @@ export class TrunkRegistrations {
   }
 
   async #syncOnce(): Promise<void> {
-    const { kysely } = this.ctx.db;
     const now = this.ctx.clock.now();
-    const wanted = await kysely.selectFrom('sip_credentials')
-      .select(['id', 'hostname', 'port', 'transport', 'username', 'password_sealed'])
-      .where('register', '=', 1).execute();
+    const wanted = await this.store.wanted();
     const ids = new Set(wanted.map((c) => c.id));
     for (const id of this.#held.keys()) if (!ids.has(id)) await this.#release(id);
-    // Rows of credentials deleted or no longer registering, whoever held them.
-    const stale = kysely.deleteFrom('sip_registrations');
-    await (ids.size ? stale.where('sip_credential_id', 'not in', [...ids]) : stale).execute();
+    await this.store.dropStale([...ids]);
     for (const credential of wanted) {
-      if (!(await this.#lease(credential.id, now))) {
+      if (!(await this.store.lease(credential.id, now, new Date(now.getTime() + REGISTRATION_LEASE_MS)))) {
         if (this.#held.has(credential.id)) await this.#release(credential.id);
         continue;
       }
-      const fingerprint = JSON.stringify([credential.hostname, credential.port, credential.transport, credential.username, credential.password_sealed]);
+      const { fingerprint } = credential;
       const held = this.#held.get(credential.id);
       if (held?.fingerprint === fingerprint) continue;
       if (held) await this.#stop(credential.id);
-      const trunk = {
-        hostname: credential.hostname, port: credential.port, transport: credential.transport as SipTransport,
-        username: credential.username, password: this.ctx.secrets.open(credential.password_sealed),
-      };
       const writes = { chain: Promise.resolve() };
       const registration = this.telephony.endpoint.register({
-        trunk,
+        trunk: credential.trunk(),
         onState: (state) => {
-          writes.chain = writes.chain.then(() => this.#write(credential.id, state))
+          writes.chain = writes.chain.then(() => this.store.write(credential.id, state, this.ctx.clock.now()))
             .catch((err: unknown) => this.ctx.log.warn({ err, credentialId: credential.id }, 'SIP registration: state not stored'));
         },
       });
       this.#held.set(credential.id, { fingerprint, registration, writes });
       this.ctx.log.info({ credentialId: credential.id, hostname: credential.hostname }, 'SIP registration started');
     }
-  }
-
-  /** Takes or renews this process's lease on the credential's registration; false when another process holds it. */
-  async #lease(id: string, now: Date): Promise<boolean> {
-    const { kysely } = this.ctx.db;
-    const at = now.toISOString();
-    const until = new Date(now.getTime() + REGISTRATION_LEASE_MS).toISOString();
-    await kysely.insertInto('sip_registrations').values({
-      sip_credential_id: id, owner: this.ctx.processId, lease_expires_at: until, state: 'registering', last_status_code: null, expires_at: null, updated_at: at,
-    }).onConflict((oc) => oc.column('sip_credential_id').doNothing()).execute();
-    const taken = await kysely.updateTable('sip_registrations').set({ owner: this.ctx.processId, lease_expires_at: until })
-      .where('sip_credential_id', '=', id)
-      .where((eb) => eb.or([eb('owner', '=', this.ctx.processId), eb('lease_expires_at', '<=', at)]))
-      .executeTakeFirst();
-    return Number(taken.numUpdatedRows) === 1;
-  }
-
-  async #write(id: string, state: RegistrationState): Promise<void> {
-    await this.ctx.db.kysely.updateTable('sip_registrations').set({
-      state: state.state, last_status_code: state.lastStatusCode, expires_at: state.expiresAt?.toISOString() ?? null, updated_at: this.ctx.clock.now().toISOString(),
-    }).where('sip_credential_id', '=', id).where('owner', '=', this.ctx.processId).execute();
   }
 
   /** Stops the registration (un-REGISTER) and waits for its last state to be stored. */
@@ -128,8 +102,7 @@ export class TrunkRegistrations {
 
   async #release(id: string): Promise<void> {
     await this.#stop(id);
-    await this.ctx.db.kysely.deleteFrom('sip_registrations').where('sip_credential_id', '=', id).where('owner', '=', this.ctx.processId).execute()
-      .catch((err: unknown) => this.ctx.log.warn({ err, credentialId: id }, 'SIP registration: lease not released'));
+    await this.store.release(id).catch((err: unknown) => this.ctx.log.warn({ err, credentialId: id }, 'SIP registration: lease not released'));
     this.ctx.log.info({ credentialId: id }, 'SIP registration stopped');
   }
 }

@@ -1,27 +1,12 @@
-import type { Selectable } from 'kysely';
-import type { CallSetup, Log } from '../../calls/record.ts';
-import { sipTransport } from '../../calls/transports/sip.ts';
-import type { TransportInfo } from '../../calls/transports/transport.ts';
-import { readJson } from '../../db/values.ts';
-import { bindMedia } from '../../sip/call-media.ts';
-import type { Dialog } from '../../sip/dialog.ts';
-import type { RtpSession, RtpStats } from '../../sip/rtp/session.ts';
-import type { CodecName } from '../../sip/sdp.ts';
-import { newSession, prepareCall, startSession, type CallRunDeps } from '../calls/call-run.ts';
-import type { CallTable } from '../calls/calls.table.ts';
+import { newSession, prepareCall, startSession, type CallEngine } from '../calls/engine.ts';
+import type { CallSetup, Log } from '../calls/record.ts';
+import type { CallMedia, LiveCall } from '../calls/store.ts';
+import { sipTransport } from '../calls/transports/sip.ts';
+import { bindMedia } from '../sip/call-media.ts';
+import type { Dialog } from '../sip/dialog.ts';
+import type { RtpSession, RtpStats } from '../sip/rtp/session.ts';
+import type { CodecName } from '../sip/sdp.ts';
 import { SipBridge, type BridgeRoute } from './sip-bridge.ts';
-
-/** A SIP call's media as its record keeps it: our counts, and what the far end reported in RTCP. */
-export interface CallMedia {
-  packetsSent: number;
-  packetsReceived: number;
-  /** Packets of the far end's that never reached us. */
-  packetsLost: number;
-  /** Interarrival jitter of what we received, ms. */
-  jitterMs: number;
-  /** The far end's last RTCP report on our stream; null when none came. */
-  remote: { packetsLost: number; fractionLost: number; jitterMs: number; rttMs: number | null } | null;
-}
 
 export function callMediaOf(stats: RtpStats): CallMedia {
   const { remote } = stats;
@@ -35,8 +20,8 @@ export function callMediaOf(stats: RtpStats): CallMedia {
 }
 
 export interface ConnectedSipCall {
-  /** The call record, just made active. */
-  row: Selectable<CallTable>;
+  /** The call, just made active. */
+  call: LiveCall;
   dialog: Dialog;
   rtp: RtpSession;
   codec: CodecName;
@@ -59,23 +44,22 @@ export interface ConnectedSipCall {
  * Keeps the media statistics on the record; answers the conclusion's id (null when the call
  * could not be prepared and was ended as failed).
  */
-export async function runSipCall(run: CallRunDeps, call: ConnectedSipCall): Promise<{ conclusionId: string | null }> {
-  const { row, dialog, rtp } = call;
-  const { kysely } = run.deps.ctx.db;
+export async function runSipCall(engine: CallEngine, call: ConnectedSipCall): Promise<{ conclusionId: string | null }> {
+  const { dialog, rtp } = call;
   bindMedia(dialog, rtp);
   try {
-    const setup = call.setup ?? await prepareCall(run, row).catch(() => null);
+    const setup = call.setup ?? await prepareCall(engine, call.call).catch(() => null);
     if (!setup) {
       await dialog.bye().catch(() => undefined);
     } else {
-      const session = newSession(run, setup, call.log);
+      const session = newSession(engine, setup, call.log);
       const bridge = call.bridge ? new SipBridge(call.bridge, { dialog, rtp, codec: call.codec }) : null;
-      const { transport, link } = sipTransport(dialog, rtp, readJson<TransportInfo>(row.transport), call.codec, {
+      const { transport, link } = sipTransport(dialog, rtp, call.call.transport, call.codec, {
         ended: (end) => void session.end(end.by === 'remote' ? 'client_ended' : 'client_disconnected'),
         dtmf: (digit) => session.dtmf(digit),
         ...(bridge ? { bridge: (destination: string) => bridge.connect(destination) } : {}),
       });
-      startSession(run, session, setup, transport, link, call.log);
+      startSession(engine, session, setup, transport, link, call.log);
       const stop = (): void => {
         void session.end('server_lost');
         // A bridged call is no longer the session's: hanging up the caller's leg ends the other.
@@ -89,8 +73,6 @@ export async function runSipCall(run: CallRunDeps, call: ConnectedSipCall): Prom
     }
   } finally {
     rtp.close();
-    await kysely.updateTable('calls').set({ media: JSON.stringify(callMediaOf(rtp.stats())) }).where('id', '=', row.id).execute();
   }
-  const ended = await kysely.selectFrom('calls').select('conclusion_id').where('id', '=', row.id).executeTakeFirst();
-  return { conclusionId: ended?.conclusion_id ?? null };
+  return { conclusionId: await engine.store.saveMedia(call.call.id, callMediaOf(rtp.stats())) };
 }

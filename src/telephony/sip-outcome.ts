@@ -1,5 +1,5 @@
-import type { OutboundResult } from '../../sip/outbound.ts';
-import type { DialOutcome } from '../tasks/dialer.ts';
+import type { OutboundResult } from '../sip/outbound.ts';
+import type { DialOutcome } from './dialer.ts';
 
 /**
  * A call that was not answered, as a task outcome (docs/sip.md, "Outcomes"): 486/600 busy,

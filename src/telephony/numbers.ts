@@ -1,7 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import type { Kind } from '../assistants/assistants.repository.ts';
-import { normalizeE164 } from '../tasks/phone.ts';
+import { normalizeE164 } from './phone.ts';
 
 /**
  * The number a Twilio call dialled, from its `To` parameter: an E.164 number (`+4930123456`), or
@@ -32,23 +29,4 @@ export function callingNumber(from: string | undefined): string | null {
   const value = from?.trim() ?? '';
   if (!value || WITHHELD.has(value.toLowerCase()) || !/^[\x21-\x7e]{1,128}$/.test(value)) return null;
   return normalizeE164(value) ?? value;
-}
-
-/**
- * Who answers a call to `number` in this organization: the assistant whose telephone number
- * it is, else the agent (an agent's callee calling back); the oldest when several share the
- * number, so the choice is stable. `no_number` when the organization has no such SIP number.
- */
-export async function answeringAssistant(
-  db: Kysely<Database>, organizationId: string, number: string,
-): Promise<{ kind: Kind; id: string } | 'no_number' | 'no_assistant'> {
-  const found = await db.selectFrom('sip_numbers').select('id').where('organization_id', '=', organizationId).where('number', '=', number).executeTakeFirst();
-  if (!found) return 'no_number';
-  for (const kind of ['assistant', 'agent'] as const) {
-    const row = await db.selectFrom('assistants').select('id')
-      .where('organization_id', '=', organizationId).where('kind', '=', kind).where('telephone_number_id', '=', found.id)
-      .orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
-    if (row) return { kind, id: row.id };
-  }
-  return 'no_assistant';
 }

@@ -1,0 +1,90 @@
+import type { CallFailure } from './failure.ts';
+import type { CallSetup, Log } from './record.ts';
+import type { CallRuntime } from './runtime.ts';
+import { CallSession } from './session.ts';
+import type { CallSetupSource, CallStore, LiveCall } from './store.ts';
+import { TemplateTooLongError } from './template.ts';
+import type { CallTransport } from './transports/transport.ts';
+import { openVoice, VoiceOpenError } from './voice/attach.ts';
+import type { VoiceKit } from './voice/kit.ts';
+import type { AudioLink } from './voice/link.ts';
+import type { VoicePlan } from './voice/plan.ts';
+
+/** How long a voice call's providers may take to open before the call fails saying which one. */
+const VOICE_OPEN_MS = 15_000;
+
+/**
+ * What running a connected call takes, whatever carries it (a WebSocket, Twilio Media Streams, a
+ * SIP call): where records are kept, where a call's setup comes from, the process's runtime and
+ * what voice calls share. Built once by the composition (app.ts).
+ */
+export interface CallEngine {
+  store: CallStore;
+  setups: CallSetupSource;
+  runtime: CallRuntime;
+  voice: VoiceKit;
+}
+
+/** The providers a plan names, as the record notes them. */
+function providersOf(plan: VoicePlan | null): Record<string, string> | null {
+  if (plan?.kind === 'pipeline') return { tts: plan.tts.provider, stt: plan.stt.provider };
+  if (plan?.kind === 'realtime') return { realtime: 'openai' };
+  return null;
+}
+
+/**
+ * The setup of a call that has just connected (status active), with its unfilled placeholders
+ * and providers noted on the record. A call that cannot be prepared is ended as failed, saying
+ * why, and null is answered (the error is rethrown for a template too long, as the WebSocket
+ * answers it).
+ */
+export async function prepareCall({ store, setups }: Pick<CallEngine, 'store' | 'setups'>, call: LiveCall): Promise<CallSetup | null> {
+  let setup: CallSetup | null;
+  try {
+    setup = await setups.load(call);
+  } catch (err) {
+    const message = err instanceof TemplateTooLongError ? `the prompt or greeting ${err.message} with this call's values` : 'the call could not be prepared';
+    await store.fail(call.id, 'error', { source: 'setup', statusCode: null, message });
+    throw err;
+  }
+  if (!setup) {
+    // Deleted between start and connect (a delete racing the start): the call fails at once.
+    await store.fail(call.id, 'error', { source: 'setup', statusCode: null, message: 'the assistant or agent was deleted' });
+    return null;
+  }
+  const providers = providersOf(setup.voice);
+  if (setup.unfilled.length || providers) await store.noteSetup(call.id, { unfilled: setup.unfilled, providers });
+  return setup;
+}
+
+/** The session of a prepared call, tracked by the runtime (its heartbeat, its shutdown). Call start() on it. */
+export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' | 'runtime' | 'voice'>, setup: CallSetup, log: Log): CallSession {
+  const session = new CallSession(setup, {
+    llm: runtime.llm, send: runtime.send, clock: runtime.clock, log, limits: runtime.limits, recorder: store.recorder(setup.callId),
+    timers: voice.clock,
+  });
+  runtime.track(session);
+  return session;
+}
+
+/**
+ * Starts the session on its transport and, for a voice call, opens the providers on the link:
+ * the greeting waits for them, a failure ends the call saying why.
+ */
+export function startSession(engine: Pick<CallEngine, 'voice'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log): void {
+  session.start(transport, setup.voice?.audio);
+  if (setup.voice && link) openCallVoice(engine, { ...setup, voice: setup.voice }, link, session, log);
+}
+
+/** Opens a started call's voice: the greeting waits for it, and a provider that fails ends the call saying why. */
+export function openCallVoice(engine: Pick<CallEngine, 'voice'>, setup: CallSetup & { voice: VoicePlan }, link: AudioLink, session: CallSession, log: Log): void {
+  openVoice(engine.voice, {
+    plan: setup.voice, link, host: session.voiceHost(),
+    signal: AbortSignal.any([session.lifetime, AbortSignal.timeout(VOICE_OPEN_MS)]), lifetime: session.lifetime,
+    instructions: setup.systemPrompt, tools: setup.tools, controls: session.offeredControls(), log,
+  })
+    .then((v) => session.attachVoice(v))
+    .catch((err: unknown) => session.fail(err instanceof VoiceOpenError ? err.failure : voiceFailure));
+}
+
+const voiceFailure: CallFailure = { source: 'voice', statusCode: null, message: 'the voice could not be opened' };

@@ -1,28 +1,29 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
 
-const LAYER_PATTERNS = {
-  calls: ['**/calls/*', '**/calls/**/*', '!**/modules/calls/*'],
-  modules: ['**/modules/**'],
-  // src/sip/transaction/server.ts is the SIP server transaction, not the HTTP server (the
-  // platform files at src/ itself, config/clock/context, import nothing named server.ts).
-  app: ['**/app.ts', '**/server.ts', '**/cli.ts', '**/cli/*', '**/workers.ts', '**/diagnostics.ts', '!**/transaction/server.ts', '!./server.ts'],
+/**
+ * The layers of src/ (docs/architecture.md), lowest first. A file may import from its own layer
+ * and the layers below it, never from one above: import-x resolves every import to its file, so
+ * a relative path cannot slip past the rule.
+ */
+const LAYERS = {
+  platform: ['./src/config.ts', './src/clock.ts', './src/context.ts', './src/logging.ts', './src/db', './src/http', './src/jobs', './src/egress', './src/crypto'],
+  // The engine, bottom up: signalling and media, the call session, telephony (dialer, inbound routing, registrations).
+  media: ['./src/sip', './src/voice'],
+  calls: ['./src/calls'],
+  telephony: ['./src/telephony'],
+  features: ['./src/modules'],
+  app: ['./src/app.ts', './src/server.ts', './src/cli.ts', './src/cli', './src/workers.ts', './src/diagnostics.ts', './src/engine.ts'],
 };
+const ORDER = Object.keys(LAYERS);
 
-/** One no-restricted-imports rule per layer, naming the layers it must not import. */
-function layerRules(layers) {
-  return layers.map(({ name, files, above }) => ({
-    files,
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: above.map((layer) => ({
-          group: LAYER_PATTERNS[layer],
-          message: `${name} must not import from ${layer} (docs/architecture.md: the layers of src/)`,
-        })),
-      }],
-    },
-  }));
-}
+/** One zone per layer: nothing in it imports from any layer above it. */
+const layerZones = ORDER.slice(0, -1).map((layer, i) => ({
+  target: LAYERS[layer],
+  from: ORDER.slice(i + 1).flatMap((above) => LAYERS[above]),
+  message: `${layer} must not import from a layer above it (${ORDER.slice(i + 1).join(', ')}): docs/architecture.md, "The layers"`,
+}));
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'bin/', 'console/dist/', 'console/src/api/schema.d.ts', 'test-results/'] },
@@ -49,13 +50,13 @@ export default tseslint.config(
       ],
     },
   },
-  // The layers of src/ (docs/architecture.md): platform below the call engine, the engine below
-  // the feature modules, the modules below the app (app.ts, server.ts, cli.ts, workers.ts). No arrow goes back up.
-  ...layerRules([
-    { name: 'platform', files: ['src/{http,db,jobs,egress,crypto,sip,voice}/**/*.ts', 'src/{config,clock,context}.ts'], above: ['calls', 'modules', 'app'] },
-    { name: 'the call engine', files: ['src/calls/**/*.ts'], above: ['modules', 'app'] },
-    { name: 'feature modules', files: ['src/modules/**/*.ts'], above: ['app'] },
-  ]),
+  // The layers of src/ (docs/architecture.md): platform, then the engine (media, calls,
+  // telephony), then the feature modules, then the app. No arrow goes back up.
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    rules: { 'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layerZones }] },
+  },
   {
     // Tests read JSON responses (any by nature) and node:test's describe/it return promises the runner tracks.
     files: ['test/**/*.ts', 'bench/**/*.ts'],

@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
-import { startEvalWorker } from './eval-worker.ts';
+import { startThread } from './thread.ts';
 import { sileroModelPath, type SileroModel, type SileroStep } from './vad-model.ts';
 
 /**
@@ -10,48 +9,22 @@ import { sileroModelPath, type SileroModel, type SileroStep } from './vad-model.
  * call. Here the steps run beside the event loop; the main thread only posts 576 floats and
  * reads back a probability and the next state. Same interface as the in-thread model.
  */
-type FromWorker =
+export type FromVadThread =
   | { kind: 'ready' }
   | { kind: 'load-failed'; message: string }
   | { kind: 'step'; id: number; probability: number; state: Float32Array }
   | { kind: 'fail'; id: number; message: string };
 
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const ort = require(workerData.ortPath);
-(async () => {
-  let session;
-  try {
-    session = await ort.InferenceSession.create(workerData.modelPath, {
-      intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all', logSeverityLevel: 3,
-    });
-  } catch (error) {
-    parentPort.postMessage({ kind: 'load-failed', message: String(error && error.message || error) });
-    return;
-  }
-  const sr = new ort.Tensor('int64', BigInt64Array.of(16000n), []);
-  parentPort.on('message', async (job) => {
-    try {
-      const out = await session.run({
-        input: new ort.Tensor('float32', job.input, [1, job.input.length]),
-        state: new ort.Tensor('float32', job.state, [2, 1, 128]),
-        sr,
-      });
-      const state = Float32Array.from(out.stateN.data);
-      parentPort.postMessage({ kind: 'step', id: job.id, probability: out.output.data[0], state }, [state.buffer]);
-    } catch (error) {
-      parentPort.postMessage({ kind: 'fail', id: job.id, message: String(error && error.message || error) });
-    }
-  });
-  parentPort.postMessage({ kind: 'ready' });
-})();
-`;
+export interface ToVadThread {
+  id: number;
+  input: Float32Array;
+  state: Float32Array;
+}
 
 const STATE_SIZE = 2 * 1 * 128;
 
 export async function loadSileroWorker(modelPath: string = sileroModelPath()): Promise<SileroModel> {
-  const ortPath = createRequire(import.meta.url).resolve('onnxruntime-node');
-  const { worker } = await startEvalWorker('Silero VAD', WORKER_SOURCE, { ortPath, modelPath });
+  const { worker } = await startThread('Silero VAD', import.meta.url, 'vad.thread', { modelPath });
   return new WorkerSileroModel(worker);
 }
 
@@ -68,7 +41,7 @@ class WorkerSileroModel implements SileroModel {
   constructor(private readonly worker: Worker) {
     // An idle model must not keep the process alive; it is referenced while steps are in flight.
     worker.unref();
-    worker.on('message', (message: FromWorker) => this.receive(message));
+    worker.on('message', (message: FromVadThread) => this.receive(message));
     worker.on('error', (error) => this.failAll(new Error(`Silero VAD worker failed: ${error.message}`)));
     worker.on('exit', () => this.failAll(new Error('Silero VAD worker stopped')));
   }
@@ -82,7 +55,7 @@ class WorkerSileroModel implements SileroModel {
     const id = this.nextId++;
     if (this.pending.size === 0) this.worker.ref();
     // Copied, not transferred: the VAD keeps `input` as the next window's context.
-    this.worker.postMessage({ id, input, state });
+    this.worker.postMessage({ id, input, state } satisfies ToVadThread);
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
@@ -92,7 +65,7 @@ class WorkerSileroModel implements SileroModel {
     await this.worker.terminate();
   }
 
-  private receive(message: FromWorker): void {
+  private receive(message: FromVadThread): void {
     if (message.kind === 'ready' || message.kind === 'load-failed') return;
     const waiter = this.pending.get(message.id);
     if (!waiter) return;

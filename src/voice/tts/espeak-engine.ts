@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startEvalWorker } from '../eval-worker.ts';
+import { startThread } from '../thread.ts';
 
 /**
  * eSpeak NG compiled to WebAssembly (`@echogarden/espeak-ng-emscripten`), loaded once per
@@ -29,54 +29,22 @@ export interface EspeakEngine {
   close(): Promise<void>;
 }
 
-type FromWorker =
+export type FromEspeakThread =
   | { kind: 'ready'; sampleRate: number }
   | { kind: 'load-failed'; message: string }
   | { kind: 'chunk'; id: number; pcm: Int16Array }
   | { kind: 'end'; id: number }
   | { kind: 'fail'; id: number; message: string };
 
-// Runs as a CommonJS eval worker, so it needs no file of its own next to compiled or tsx-run
-// sources. Each job carries a shared flag the main thread sets to stop it: the synthesis
-// callback returns 1 to make eSpeak stop where it is.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-(async () => {
-  let engine;
-  try {
-    const { default: load } = await import(workerData.moduleUrl);
-    const module = await load();
-    engine = new module.eSpeakNGWorker();
-    parentPort.postMessage({ kind: 'ready', sampleRate: engine.get_samplerate() });
-  } catch (error) {
-    parentPort.postMessage({ kind: 'load-failed', message: String(error && error.message || error) });
-    return;
-  }
-  parentPort.on('message', (job) => {
-    const stop = new Int32Array(job.stop);
-    if (Atomics.load(stop, 0) === 1) return parentPort.postMessage({ kind: 'end', id: job.id });
-    if (engine.set_voice(job.voice) !== 0) return parentPort.postMessage({ kind: 'fail', id: job.id, message: 'unknown espeak voice ' + JSON.stringify(job.voice) });
-    engine.set_rate(job.wordsPerMinute);
-    try {
-      engine.synthesize(job.text, (samples) => {
-        if (Atomics.load(stop, 0) === 1) return 1;
-        if (samples && samples.length > 0) {
-          const pcm = Int16Array.from(samples);
-          parentPort.postMessage({ kind: 'chunk', id: job.id, pcm }, [pcm.buffer]);
-        }
-        return 0;
-      });
-      parentPort.postMessage({ kind: 'end', id: job.id });
-    } catch (error) {
-      parentPort.postMessage({ kind: 'fail', id: job.id, message: String(error && error.message || error) });
-    }
-  });
-})();
-`;
+/** One sentence for the thread, with the shared flag that stops it. */
+export interface EspeakJob extends EspeakRequest {
+  id: number;
+  stop: SharedArrayBuffer;
+}
 
 export async function loadEspeakEngine(): Promise<EspeakEngine> {
   const moduleUrl = import.meta.resolve('@echogarden/espeak-ng-emscripten');
-  const { worker, ready } = await startEvalWorker('espeak', WORKER_SOURCE, { moduleUrl });
+  const { worker, ready } = await startThread('espeak', import.meta.url, 'espeak.thread', { moduleUrl });
   return new WorkerEspeakEngine(worker, ready.sampleRate as number);
 }
 
@@ -88,7 +56,7 @@ class WorkerEspeakEngine implements EspeakEngine {
   constructor(private readonly worker: Worker, readonly sampleRate: number) {
     // An idle engine must not keep the process alive; it is referenced while it has work.
     worker.unref();
-    worker.on('message', (message: FromWorker) => this.receive(message));
+    worker.on('message', (message: FromEspeakThread) => this.receive(message));
     worker.on('error', (error) => this.failAll(`espeak worker failed: ${error.message}`));
     worker.on('exit', () => this.failAll('espeak worker stopped'));
   }
@@ -102,7 +70,7 @@ class WorkerEspeakEngine implements EspeakEngine {
     const stop = new SharedArrayBuffer(4);
     this.sinks.set(id, sink);
     if (this.sinks.size === 1) this.worker.ref();
-    this.worker.postMessage({ id, stop, ...request });
+    this.worker.postMessage({ id, stop, ...request } satisfies EspeakJob);
     return () => {
       Atomics.store(new Int32Array(stop), 0, 1);
       this.forget(id);
@@ -115,7 +83,7 @@ class WorkerEspeakEngine implements EspeakEngine {
     await this.worker.terminate();
   }
 
-  private receive(message: FromWorker): void {
+  private receive(message: FromEspeakThread): void {
     if (message.kind === 'ready' || message.kind === 'load-failed') return;
     const sink = this.sinks.get(message.id);
     if (!sink) return; // a stopped sentence's last chunk

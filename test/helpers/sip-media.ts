@@ -1,10 +1,21 @@
 // Small pieces the call tests share: paced playback of PCM into an RTP session, capture
 // of what a session plays out, and waiting for an event with a generous timeout.
 import type { EventEmitter } from 'node:events';
-import { decodeG711, encodeG711 } from '../../src/sip/rtp/g711.ts';
+import alawmulaw from 'alawmulaw';
 import { Pacer } from '../../src/sip/rtp/pacer.ts';
 import type { RtpSession } from '../../src/sip/rtp/session.ts';
 import type { CodecName } from '../../src/sip/sdp.ts';
+
+/** G.711 of the tests' own audio, through the library the service's media path uses. */
+function encodeG711(codec: CodecName, pcm: Int16Array): Buffer {
+  const bytes = codec === 'PCMU' ? alawmulaw.mulaw.encode(pcm) : alawmulaw.alaw.encode(pcm);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function decodeG711(codec: CodecName, payload: Buffer): Int16Array {
+  const bytes = new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength);
+  return codec === 'PCMU' ? alawmulaw.mulaw.decode(bytes) : alawmulaw.alaw.decode(bytes);
+}
 
 /** The egress rule the tests give media: loopback only, which is all they may contact. */
 export const loopbackOnly = (ip: string): boolean => ip === '127.0.0.1' || ip === '::1';

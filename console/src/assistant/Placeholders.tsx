@@ -22,6 +22,6 @@ export function Placeholders({ text, label }: { text: string; label: string }) {
   );
 }
 
-export function placeholderNames(text: string): string[] {
+function placeholderNames(text: string): string[] {
   return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1] ?? ''))];
 }

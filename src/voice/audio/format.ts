@@ -26,10 +26,6 @@ export interface AudioEncoder {
   encode(pcm: Int16Array): Buffer;
 }
 
-export function bytesPerSample(encoding: Encoding): number {
-  return encoding === 'pcm_s16le' ? 2 : 1;
-}
-
 /**
  * A stream decoder from a wire format to PCM16 at toRate. It keeps state between chunks: an
  * odd trailing PCM byte waits for the next chunk, and the resampler's filter runs on, so a

@@ -1,8 +1,5 @@
 import { endianness } from 'node:os';
 
-/** PCM signed 16-bit little-endian, mono: the pipeline's sample format. */
-export const BYTES_PER_SAMPLE = 2;
-
 const LITTLE_ENDIAN_HOST = endianness() === 'LE';
 
 /**
@@ -33,10 +30,6 @@ export function rmsLevel(samples: Int16Array): number {
   let sum = 0;
   for (let i = 0; i < samples.length; i++) sum += samples[i]! * samples[i]!;
   return Math.min(1, Math.sqrt(sum / samples.length) / 32768);
-}
-
-export function durationMs(sampleCount: number, sampleRate: number): number {
-  return (sampleCount * 1000) / sampleRate;
 }
 
 export function samplesFor(seconds: number, sampleRate: number): number {

@@ -4,7 +4,6 @@ import { concatSamples } from '../audio/pcm.ts';
 import { writeWav } from '../audio/wav.ts';
 import { SttError, errorCode, type SttOptions, type SttProvider, type SttSession } from './stt.ts';
 
-export const OPENAI_STT_BASE_URL = 'https://api.openai.com/v1';
 export const OPENAI_STT_DEFAULT_MODEL = 'gpt-4o-mini-transcribe';
 
 export interface OpenAiSttSettings {

@@ -30,6 +30,9 @@ export type TaskAttempt = ItemOf<Ok<Org<'/agents/{agentId}/tasks/{taskId}/attemp
 export type AnalyticsOverview = DataOf<Ok<Org<'/analytics/overview'>, 'get'>>;
 export type TaskCreate = Body<Org<'/agents/{agentId}/tasks'>, 'post'>;
 export type Delivery = ItemOf<Ok<Org<'/webhook-deliveries'>, 'get'>>;
+export type VersionSummary = ItemOf<Ok<Org<'/assistants/{assistantId}/versions'>, 'get'>>;
+export type VersionPage = Ok<Org<'/assistants/{assistantId}/versions'>, 'get'>;
+export type Version = DataOf<Ok<Org<'/assistants/{assistantId}/versions/{version}'>, 'get'>>;
 export type ExtensionTestResult = DataOf<Ok<Org<'/assistants/{assistantId}/extensions/{extensionId}/test'>, 'post'>>;
 
 export type Kind = 'assistant' | 'agent';

@@ -174,6 +174,16 @@ for (const dialect of DIALECTS) {
         assert.deepEqual((await t.call('GET', item)).json().data, before);
         assert.equal((await versions(item)).totalElements, 2);
 
+        // A tool URL the egress policy refuses now (allowed when the version was made, under another PARLEY_EGRESS_ALLOW).
+        const id = item.split('/').at(-1) as string;
+        const config = t.db.dialect === 'postgres' ? sql`configuration::text` : sql`configuration`;
+        const moved = sql`replace(${config}, 'https://tools.example.com/orders', 'http://10.1.2.3/orders')`;
+        await sql`update assistant_versions set configuration = ${t.db.dialect === 'postgres' ? sql`${moved}::jsonb` : moved} where assistant_id = ${id} and number = 1`.execute(t.db.kysely);
+        const both = await t.call('POST', `${item}/versions/1/restore`);
+        assert.equal(both.statusCode, 409, both.body);
+        assert.deepEqual(both.json().error.details.map((d: any) => d.path), ['configuration.llmAudioContentGenerationStrategyId', 'configuration.extensions[0].parameters.serverUrl']);
+        assert.match(both.json().error.details[1].message, /egress policy/);
+
         assert.equal((await t.call('GET', `${item}/versions/99`)).statusCode, 404);
         assert.equal((await t.call('POST', `${item}/versions/99/restore`)).statusCode, 404);
         for (const bad of ['0', 'abc', '1.5', '99999999999']) {
@@ -182,7 +192,6 @@ for (const dialect of DIALECTS) {
           assert.equal(res.json().error.details[0].path, 'version');
         }
         const other = await createTenant(t, `Other ${plural}`);
-        const id = item.split('/').at(-1) as string;
         assert.equal((await t.call('GET', `${other.orgPath}/${plural}/${id}/versions`)).statusCode, 404, 'another organization');
         assert.equal((await t.call('GET', `${other.orgPath}/${plural}/${id}/versions/1`)).statusCode, 404);
         assert.equal((await t.call('POST', `${other.orgPath}/${plural}/${id}/versions/1/restore`)).statusCode, 404);

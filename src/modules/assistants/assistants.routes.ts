@@ -117,7 +117,8 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     operationId: kind === 'agent' ? 'updateAgent' : 'updateAssistant',
     description:
       'Extensions and call event hooks: an item with an existing id is updated, one with a null or missing id is created, ' +
-      'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored.',
+      'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored. ' +
+      'A change makes the next version (…/versions); an update that changes nothing writes nothing (no version, the same ETag).',
     update: async ({ params, headers, edit, request }) => {
       const { organizationId, id } = ids(params);
       await updateAssistant(deps, kind, organizationId, id, edit, headers['if-match'] as string | undefined, authorOf(request));

@@ -5,9 +5,18 @@ import { findAssistant, updateAssistantRow, type Kind } from './assistants.repos
 import type { AssistantTable } from './assistants.table.ts';
 import { recordVersion, referenceProblems, WRITE_ATTEMPTS, type AssistantDeps, type Author } from './assistants.service.ts';
 import { changedFields, configurationOf, restoredHooks, rowAt, writableConfiguration, type AssistantRow } from './configuration.ts';
-import type { StoredHook } from './items.ts';
+import type { StoredExtension, StoredHook } from './items.ts';
+import { urlProblems } from './tool-webhook.ts';
 import { findVersion, toVersion } from './versions.repository.ts';
 import type { AssistantVersion } from './versions.schemas.ts';
+
+/** URLs of the version the egress policy refuses now (it may have changed since): judged as a write judges them. */
+function destinationProblems(row: AssistantRow, deps: AssistantDeps) {
+  const tools = readJson<StoredExtension[]>(row.extensions).flatMap((item, i) =>
+    (item.type === 'tool_webhook' ? urlProblems(item.parameters.serverUrl, `extensions[${i}].parameters.serverUrl`, deps.allow) : []));
+  const hooks = readJson<StoredHook[]>(row.call_event_hooks).flatMap((hook, i) => urlProblems(hook.url, `callEventHooks[${i}].parameters.url`, deps.allow));
+  return [...tools, ...hooks];
+}
 
 export interface Restored {
   /** false: the assistant already had that configuration, and no version was made. */
@@ -40,9 +49,9 @@ export async function restoreVersion(deps: AssistantDeps, kind: Kind, organizati
     }
     const made = await deps.db.transaction().execute(async (trx) => {
       const references = { name: next.name, llmAudioContentGenerationStrategyId: next.strategy_id, telephoneNumberId: next.telephone_number_id };
-      const problems = await referenceProblems(deps, trx, organizationId, references);
+      const problems = [...await referenceProblems(deps, trx, organizationId, references), ...destinationProblems(next, deps)];
       if (problems.length) {
-        throw conflict(`Version ${number} cannot be restored: what it names no longer exists`, problems.map((p) => ({ ...p, path: `configuration.${p.path}` })));
+        throw conflict(`Version ${number} cannot be restored: what it names no longer exists or is no longer allowed`, problems.map((p) => ({ ...p, path: `configuration.${p.path}` })));
       }
       if (!(await updateAssistantRow(trx, id, row.version, set))) return null;
       return recordVersion(deps, trx, next, { changes, summary: `restored version ${number}: ${changes.join(', ')} changed`, restoredFrom: number, at }, author);

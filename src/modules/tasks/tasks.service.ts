@@ -51,7 +51,7 @@ export async function requireAgent(db: Kysely<Database>, organizationId: string,
 async function pinProblems(db: Kysely<Database>, agent: { id: string; version: number }, bodies: AgentTaskCreate[], batch: boolean): Promise<ErrorDetail[]> {
   const pinned = [...new Set(bodies.flatMap((body) => (body.agentVersion ? [body.agentVersion] : [])))];
   const existing = await existingVersions(db, agent.id, pinned);
-  return bodies.flatMap((body, i) => (body.agentVersion && !existing.has(body.agentVersion)
+  return bodies.flatMap((body, i) => (body.agentVersion && body.agentVersion !== agent.version && !existing.has(body.agentVersion)
     ? [{ path: `${batch ? `tasks[${i}].` : ''}agentVersion`, message: `this agent has no version ${body.agentVersion} (its current version is ${agent.version}; GET …/versions lists them)` }]
     : []));
 }

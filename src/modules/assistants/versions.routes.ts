@@ -69,7 +69,10 @@ export const versionRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> = a
         'When the configuration already is that version\'s, nothing changes and no version is made (200, the current version). ' +
         'A version naming a strategy or SIP number that no longer exists is a 409 naming the field.',
       params: VersionParams,
-      response: { ...responses(201, Restored, [409], 'Created: the new version, equal to the restored one; Location names it'), 200: { ...Restored, description: 'Nothing to restore: the current version, which already has that configuration' } },
+      response: {
+        ...responses(200, Restored, [409], 'Nothing to restore: the current version, which already has that configuration'),
+        201: { ...Restored, description: 'Created: the new version, equal to the restored one; Location names it' },
+      },
     },
   }, async (request, reply) => {
     const params = ids(request.params);

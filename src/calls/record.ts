@@ -5,6 +5,7 @@ import type { CallFailure } from './failure.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
+import type { VoicemailDetection } from './voicemail-detection.ts';
 import type { ToolWebhook } from './tools.ts';
 import type { VoicePlan } from './voice/plan.ts';
 
@@ -73,6 +74,8 @@ export interface CallSetup {
   controls: ControlTool[];
   /** A voice call's plan; null for a text call. */
   voice: VoicePlan | null;
+  /** What a placed SIP call does about who answered (the agent's voicemail_detection); absent or null: nothing. */
+  voicemailDetection?: VoicemailDetection | null;
 }
 
 export interface SessionLimits {

@@ -5,6 +5,7 @@ import { fillPlaceholders } from '../../calls/template.ts';
 import { controlToolsOf } from '../../calls/control-tools.ts';
 import { toolWebhooksOf } from '../../calls/tools.ts';
 import { voicePlanFor, type ResolveAccess } from '../../calls/voice/plan-for.ts';
+import { voicemailDetectionOf } from '../../calls/voicemail-detection.ts';
 import type { Context } from '../../context.ts';
 import { readJson } from '../../db/values.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
@@ -43,6 +44,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
         tools,
         controls: controlToolsOf(extensions, new Set(tools.map((t) => t.name))),
         voice: call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null,
+        voicemailDetection: call.kind === 'agent' ? voicemailDetectionOf(extensions, source.name, values) : null,
       };
     },
   };

@@ -118,6 +118,8 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     audio: row.audio ? readJson<Call['audio']>(row.audio) : null,
     providers: row.providers ? readJson<Call['providers']>(row.providers) : null,
     media: row.media ? readJson<Call['media']>(row.media) : null,
+    answeredBy: row.answered_by,
+    detection: row.detection ? readJson<Call['detection']>(row.detection) : null,
     userValues: readJson<Record<string, unknown>>(row.user_values),
     startedAt: row.started_at,
     endedAt: row.ended_at,

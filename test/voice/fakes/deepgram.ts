@@ -42,6 +42,8 @@ export interface FakeDeepgram {
   /** All audio received, on every connection, in order (PCM16 at 16 kHz). */
   receivedAudio(): Int16Array;
   setTranscript(text: string): void;
+  /** Several utterances' transcripts: each utterance answered at a Finalize moves on to the next (on any connection). */
+  setTranscripts(texts: readonly string[]): void;
   /** Whether Finalize is answered with a from_finalize result (Deepgram does not promise one). */
   answerFinalize(yes: boolean): void;
   /** Closes every WebSocket from the server side, as Deepgram does on an error. */
@@ -64,6 +66,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   const connections = new Set<Socket>(); // every TCP connection, refused or upgraded
   const waiters = new Waiters();
   let transcript = '';
+  let queued: string[] = [];
   let finalizeAnswered = true;
 
   const http = createServer((_req, res) => res.writeHead(404).end());
@@ -149,6 +152,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
       controls.push(message.type);
       if (message.type === 'Finalize' && finalizeAnswered) {
         result(words().slice(sentFinal ? half() : 0).join(' '), segmentStart, received, { is_final: true, from_finalize: true });
+        if (queued.length) transcript = queued.shift()!;
         utteranceStart = segmentStart = received;
         sentInterim = sentFinal = sentSecondInterim = false;
       }
@@ -174,7 +178,13 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     problems,
     openConnections: () => connections.size,
     receivedAudio: () => concatSamples(audio),
-    setTranscript: (text) => void (transcript = text),
+    setTranscript: (text) => {
+      transcript = text;
+      queued = [];
+    },
+    setTranscripts: (texts) => {
+      [transcript = '', ...queued] = texts;
+    },
     answerFinalize: (yes) => void (finalizeAnswered = yes),
     closeConnections: (code, reason) => sockets.forEach((ws) => ws.close(code, reason)),
     waitFor: (predicate, what, timeoutMs) => waiters.waitFor(predicate, what, timeoutMs),

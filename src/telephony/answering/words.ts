@@ -42,7 +42,8 @@ export class WordsFeed {
       this.#back.push(pcm);
       if (this.#back.length > BACK_FRAMES) this.#back.shift();
       if (!speech) return;
-      this.#segment = { startMs: atMs - (this.#back.length - 1) * FRAME_MS, frames: 0, silent: 0 };
+      // Its words are dated from the speech's onset (the frame before this one), as the speech tracker dates an utterance.
+      this.#segment = { startMs: atMs - FRAME_MS, frames: 0, silent: 0 };
       for (const frame of this.#back.splice(0)) this.stt.write(frame);
       return;
     }

@@ -36,6 +36,8 @@ export interface CorpusCall {
   pcm: Int16Array;
   /** What a perfect speech-to-text hears, one entry per sentence, in order. */
   sentences: string[];
+  /** Each piece of speech: its words and where it is, ms into `pcm`. */
+  spans: { text: string; startMs: number; endMs: number }[];
   /** ms into `pcm`: where the first speech begins, and the first speech's end. */
   speechStartMs: number;
   firstSpeechEndMs: number;
@@ -89,6 +91,7 @@ function tone(hz: number, ms: number, db: number): Float64Array {
 export async function buildCall(dir: string, spec: CallSpec, seed = 1): Promise<CorpusCall> {
   const pieces: Float64Array[] = [];
   const sentences: string[] = [];
+  const spans: CorpusCall['spans'] = [];
   let at = 0;
   let speechStartMs = -1;
   let firstSpeechEndMs = -1;
@@ -101,6 +104,7 @@ export async function buildCall(dir: string, spec: CallSpec, seed = 1): Promise<
       const pcm = await speech(dir, spec.voice, spec.speed, part.say);
       piece = Float64Array.from(pcm, (s) => (s / 32768) * gain);
       sentences.push(...part.say.split(/(?<=[.?!])\s+/).filter(Boolean));
+      spans.push({ text: part.say, startMs: at, endMs: at + (piece.length * 1000) / RATE });
       if (speechStartMs < 0) {
         speechStartMs = at;
         firstSpeechEndMs = at + (piece.length * 1000) / RATE;
@@ -134,7 +138,7 @@ export async function buildCall(dir: string, spec: CallSpec, seed = 1): Promise<
     }
   }
   const pcm = Int16Array.from(mixed, (s) => Math.max(-32768, Math.min(32767, Math.round(s * 32768))));
-  return { spec, kind: spec.kind, pcm, sentences, speechStartMs, firstSpeechEndMs, beep, soundEndMs };
+  return { spec, kind: spec.kind, pcm, sentences, spans, speechStartMs, firstSpeechEndMs, beep, soundEndMs };
 }
 
 const VOICES = ['en-us', 'en-gb', 'en-us+f3', 'en-gb+f2', 'en-us+m3', 'en-029', 'en-gb-x-rp+f4', 'en-gb-scotland'];

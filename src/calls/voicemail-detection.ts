@@ -10,12 +10,12 @@ export type Verdict = (typeof VERDICTS)[number];
 /** What detection noticed (speech, a beep, words, silence) or did (spoke, hung up), named on the record. */
 export const SIGNALS = [
   'short_answer', 'silence', 'long_speech', 'beep', 'voicemail_words', 'screening_words', 'greeting_ended', 'prompt_ended',
-  'timeout', 'screening_answered', 'person_answered', 'message_started', 'message_ended', 'message_cut', 'far_end_hung_up',
+  'timeout', 'screening_answered', 'person_answered', 'message_started', 'message_ended', 'message_cut', 'ended_early',
 ] as const;
 export type SignalName = (typeof SIGNALS)[number];
 
 /** What the agent did about it: went on as with a person, hung up, left its message, or could not (the far end hung up first, the greeting never ended). */
-export const DETECTION_ACTIONS = ['continued', 'hung_up', 'left_message', 'message_not_left', 'far_end_hung_up'] as const;
+export const DETECTION_ACTIONS = ['continued', 'hung_up', 'left_message', 'message_not_left', 'ended_early'] as const;
 export type DetectionAction = (typeof DETECTION_ACTIONS)[number];
 
 /** Something detection noticed or did, at `atMs` after the answer (the far end's stream time). */

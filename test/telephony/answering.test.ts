@@ -45,8 +45,12 @@ interface Run {
   next: Promise<'greet' | 'hang_up'> | null;
   ended: AbortController;
   clock: ManualPacerClock;
-  /** Feeds the next `ms` of the far end's audio (silence past its end), letting the detection act between frames. */
-  play(ms: number): Promise<void>;
+  /**
+   * Feeds the next `ms` of the far end's audio (silence past its end), letting the detection act
+   * between frames; `lost` says which frames (by their file ms) the jitter buffer replaced with
+   * silence, as it does for packets that never came.
+   */
+  play(ms: number, lost?: (atMs: number) => boolean): Promise<void>;
   /** Frames the gated link let through to the voice. */
   heardByVoice: number;
 }
@@ -78,13 +82,14 @@ function detect(call: CorpusCall | null, options: { settings?: Partial<Voicemail
   const link: AudioLink = { format: { encoding: 'mulaw', sampleRate: 8000 }, lead: 1, sendFrame: () => {}, flushPeer: () => {}, onAudio: (l) => void rtp.on('voice', l) };
   const run: Run = {
     detection, said, notes, ended, clock, next: null, heardByVoice: 0,
-    async play(ms) {
+    async play(ms, lost = () => false) {
       for (let t = 0; t < ms; t += 20) {
         const pcm = new Int16Array(160);
-        if (call) pcm.set(call.pcm.subarray(position, position + 160));
+        const missing = lost(position / 8) ? 160 : 0;
+        if (call && !missing) pcm.set(call.pcm.subarray(position, position + 160));
         position += 160;
         const payload = Buffer.from(alawmulaw.mulaw.encode(pcm));
-        rtp.emit('audio', { payload });
+        rtp.emit('audio', { payload, missing });
         rtp.emit('voice', payload);
         if (pendingSay && detection.far.nowMs >= pendingSay.resolveAt) {
           const { resolve, text } = pendingSay;
@@ -196,6 +201,28 @@ describe('answering detection', () => {
     assert.deepEqual(run.detection.taskOutcome, { status: 'voicemail_left', retry: false });
   });
 
+  it('packets lost in a beep\'s middle do not end it, and lost packets after a person\'s words do not make the line noise speech', async () => {
+    const call = calls.get('beep')!;
+    const middle = (call.beep!.startMs + call.beep!.endMs) / 2;
+    const lossy = detect(call, { stt: timedStt(call) });
+    const lost = (atMs: number) => Math.abs(atMs - middle) < 10 || Math.abs(atMs - middle - 60) < 10;
+    await lossy.play(call.beep!.endMs - 20, lost);
+    assert.equal(lossy.said.length, 0, 'nothing is said before the beep ends, though two of its frames were lost');
+    await lossy.play(200);
+    assert.ok(lossy.said[0]!.atMs >= call.beep!.endMs, `said at ${lossy.said[0]!.atMs} ms, the beep ended at ${call.beep!.endMs} ms`);
+    await lossy.play(2500);
+    await lossy.detection.done;
+    const beeps = lossy.notes.at(-1)!.detection.signals.filter((s) => s.signal === 'beep');
+    assert.equal(beeps.length, 1, JSON.stringify(beeps));
+
+    const noisy = calls.get('noisy')!;
+    const person = detect(noisy);
+    // The jitter buffer ran dry twice, just after the words: silence where the room's noise was.
+    await person.play(noisy.firstSpeechEndMs + 1000, (atMs) => atMs > noisy.firstSpeechEndMs + 40 && atMs < noisy.firstSpeechEndMs + 100);
+    assert.equal(await person.next, 'greet');
+    assert.deepEqual([person.notes.at(-1)!.answeredBy, signalsOf(person)], ['human', ['short_answer']]);
+  });
+
   it('without words, a greeting that talks on is a machine; with words, a short greeting is one too', async () => {
     const long = calls.get('beep')!;
     const byCadence = detect(long, { settings: { action: 'hang_up' } });
@@ -238,7 +265,7 @@ describe('answering detection', () => {
     run.ended.abort();
     assert.equal(await run.next, 'hang_up');
     await run.detection.done;
-    assert.deepEqual([run.notes.at(-1)!.detection.action, signalsOf(run).at(-1)], ['far_end_hung_up', 'far_end_hung_up']);
+    assert.deepEqual([run.notes.at(-1)!.detection.action, signalsOf(run).at(-1)], ['ended_early', 'ended_early']);
     assert.deepEqual(run.detection.taskOutcome, { status: 'voicemail' }, 'a screener that ends the call is a voicemail for the task');
   });
 

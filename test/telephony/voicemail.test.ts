@@ -299,7 +299,7 @@ for (const dialect of DIALECTS) {
       w.llm.respond = () => ({ text: `This is Agent ${agents} from Parley, calling about an order.` });
       const { task, attempt, record, hook } = await callOnce(agentId, 'screeningEnds');
       assert.deepEqual([task.status, task.lastError, attempt.outcome], ['SCHEDULED', 'attempt 1: voicemail, no message left', 'voicemail'], JSON.stringify({ task, attempt }));
-      assert.deepEqual([record.answeredBy, record.detection.action, record.endReason, hook.answeredBy], ['screening', 'far_end_hung_up', 'client_ended', 'screening'], JSON.stringify(record.detection));
+      assert.deepEqual([record.answeredBy, record.detection.action, record.endReason, hook.answeredBy], ['screening', 'ended_early', 'client_ended', 'screening'], JSON.stringify(record.detection));
       const asked = w.llm.requests.slice(llmFrom).map((r) => r.messages.at(-1).content as string);
       assert.equal(asked.length, 1, 'one LLM round for the screening answer, none for the greeting');
       assert.match(asked[0]!, new RegExp(`Agent ${agents}`));

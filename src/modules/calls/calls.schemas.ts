@@ -142,7 +142,7 @@ const Detection = Nullable(Type.Object(
     decidedAfterMs: Nullable(Type.Integer({ minimum: 0, description: 'ms after the answer; null: no verdict (the far end hung up first, or detection still runs)' })),
     action: Nullable(Type.String({
       enum: [...DETECTION_ACTIONS],
-      description: 'continued (as with a person), hung_up, left_message, message_not_left (the greeting never ended within maxWaitSeconds, or the message was cut), far_end_hung_up; null while detection runs',
+      description: 'continued (as with a person), hung_up, left_message, message_not_left (the greeting never ended within maxWaitSeconds, or the message was cut), ended_early (the call ended before detection was over); null while detection runs',
     })),
     signals: Type.Array(DetectionSignal, { description: 'Which signals fired and when, in order' }),
   },

@@ -107,8 +107,8 @@ export class AnsweringDetection {
       this.tap.stop();
       void this.#words?.close().catch(() => undefined);
       if (this.#action === null) {
-        this.#signal({ signal: 'far_end_hung_up', atMs: this.far.nowMs });
-        this.#action = 'far_end_hung_up';
+        this.#signal({ signal: 'ended_early', atMs: this.far.nowMs });
+        this.#action = 'ended_early';
       }
       this.#decideNext(next);
       this.#note();
@@ -132,14 +132,14 @@ export class AnsweringDetection {
         this.deps.log.warn({ err }, 'answering detection: the speech-to-text could not be opened; beep and cadence only');
       }
     }
-    this.tap.read((pcm) => this.#frame(pcm));
+    this.tap.read((pcm, concealed) => this.#frame(pcm, concealed));
   }
 
-  #frame(pcm: Int16Array): void {
+  #frame(pcm: Int16Array, concealed: boolean): void {
     const scaled = new Float32Array(pcm.length);
     for (let i = 0; i < pcm.length; i++) scaled[i] = pcm[i]! / 32768;
     const atMs = this.far.nowMs;
-    const speech = this.far.push(scaled);
+    const speech = this.far.push(scaled, concealed);
     this.#words?.push(pcm, atMs, speech);
     this.#waiter?.();
   }

@@ -2,8 +2,7 @@ import { matchPhrases, type PhraseKind } from './phrases.ts';
 import { SpeechTracker } from './speech.ts';
 import { BeepDetector, frameTone, type Beep } from './tone.ts';
 
-/** 20 ms at 8 kHz. */
-export const FRAME_SAMPLES = 160;
+/** One frame: 20 ms, 160 samples at 8 kHz. */
 export const FRAME_MS = 20;
 
 /**
@@ -37,15 +36,19 @@ export class FarEnd {
   /** Transcripts heard so far, in order (what a screening answer may be asked to reply to). */
   readonly words: string[] = [];
 
-  /** One frame of 160 samples scaled to [-1, 1]; true when it was speech. */
-  push(pcm: Float32Array): boolean {
+  /**
+   * One frame of 160 samples scaled to [-1, 1]; true when it was speech. A `concealed` frame
+   * (silence the jitter buffer played for packets that had not come) takes its 20 ms but neither
+   * breaks a tone nor lowers the noise floor: a late packet in a beep's middle is not its end.
+   */
+  push(pcm: Float32Array, concealed = false): boolean {
     const atMs = this.nowMs;
     this.nowMs += FRAME_MS;
     const tone = frameTone(pcm);
-    const beep = this.#beeps.push(tone, atMs);
+    const beep = this.#beeps.push(concealed ? null : tone, atMs);
     if (beep) this.beeps.push(beep);
     const toneGoingOn = this.#beeps.pending;
-    const speech = this.speech.push(toneGoingOn ? null : tone.levelDb, atMs);
+    const speech = this.speech.push(toneGoingOn ? null : tone.levelDb, atMs, !concealed);
     if (speech || toneGoingOn) this.lastSoundMs = this.nowMs;
     return speech;
   }

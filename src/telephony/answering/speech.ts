@@ -57,11 +57,18 @@ export class SpeechTracker {
     this.#run = 0;
   }
 
-  /** One 20 ms frame that began at `atMs`, at `levelDb` (or null: a tone, which is not speech). True when it was speech. */
-  push(levelDb: number | null, atMs: number): boolean {
+  /**
+   * One 20 ms frame that began at `atMs`, at `levelDb` (or null: a tone, which is not speech nor noise);
+   * `inFloor` false keeps it out of the noise floor (a frame partly made up by the jitter buffer).
+   * True when it was speech.
+   */
+  push(levelDb: number | null, atMs: number, inFloor = true): boolean {
     const level = levelDb ?? -120;
-    this.#levels.push(level);
-    if (this.#levels.length > FLOOR_FRAMES) this.#levels.shift();
+    // A tone is not the line's noise either: the floor is measured between words.
+    if (inFloor && levelDb !== null) {
+      this.#levels.push(level);
+      if (this.#levels.length > FLOOR_FRAMES) this.#levels.shift();
+    }
     const floor = Math.min(MAX_FLOOR_DB, ...this.#levels);
     const loud = levelDb !== null && level >= MIN_SPEECH_DB && level >= floor + ABOVE_FLOOR_DB;
     this.#run = loud ? this.#run + 1 : 0;

@@ -12,13 +12,14 @@ const MAX_HELD = 3000;
  * answer is never missed; `stop` drops them when the call has no detection.
  */
 export class FarEndTap {
-  readonly #held: Int16Array[] = [];
-  #reader: ((pcm: Int16Array) => void) | null = null;
+  readonly #held: [Int16Array, boolean][] = [];
+  #reader: ((pcm: Int16Array, concealed: boolean) => void) | null = null;
   readonly #decode: (bytes: Uint8Array) => Int16Array;
-  readonly #onAudio = ({ payload }: { payload: Buffer }) => {
+  readonly #onAudio = ({ payload, missing }: { payload: Buffer; missing: number }) => {
     const pcm = this.#decode(payload);
-    if (this.#reader) this.#reader(pcm);
-    else if (this.#held.length < MAX_HELD) this.#held.push(pcm);
+    const concealed = missing > 0;
+    if (this.#reader) this.#reader(pcm, concealed);
+    else if (this.#held.length < MAX_HELD) this.#held.push([pcm, concealed]);
   };
 
   constructor(private readonly rtp: RtpSession, codec: CodecName) {
@@ -27,10 +28,13 @@ export class FarEndTap {
     rtp.on('audio', this.#onAudio);
   }
 
-  /** Every frame so far, then each as it comes. */
-  read(reader: (pcm: Int16Array) => void): void {
+  /**
+   * Every frame so far, then each as it comes; `concealed` when the jitter buffer filled some of
+   * it with silence (the packets were late or lost): such a frame says nothing about the far end.
+   */
+  read(reader: (pcm: Int16Array, concealed: boolean) => void): void {
     this.#reader = reader;
-    for (const pcm of this.#held.splice(0)) reader(pcm);
+    for (const [pcm, concealed] of this.#held.splice(0)) reader(pcm, concealed);
   }
 
   stop(): void {

@@ -74,30 +74,39 @@ export function frameTone(pcm: Float32Array): FrameTone {
 }
 
 /**
- * Follows the frames' tones and reports a beep once it is over. `pending` says a steady tone
- * has begun (two frames or more) and may yet turn out a beep: whoever waits for one waits on,
- * and its frames are not speech.
+ * Follows the frames' tones and reports a beep once it is over: two frames in a row without it
+ * (one odd frame inside a beep, a packet lost or late, does not end it), dated from the first of
+ * them. `pending` says a steady tone has begun (two frames or more) and may yet turn out a beep:
+ * whoever waits for one waits on, and its frames are not speech. A null frame (nothing known of
+ * it) neither continues nor breaks a tone.
  */
 export class BeepDetector {
-  #run: { startMs: number; frames: number; hz: number; level: number } | null = null;
+  #run: { startMs: number; frames: number; hz: number; level: number; missedAtMs: number | null } | null = null;
 
   get pending(): boolean {
     return (this.#run?.frames ?? 0) >= 2;
   }
 
-  /** One frame that began at `atMs`; answers the beep that ended with it, if one did. */
-  push(tone: FrameTone, atMs: number): Beep | null {
+  /** One frame that began at `atMs`; answers the beep that has ended, if one has. */
+  push(tone: FrameTone | null, atMs: number): Beep | null {
+    if (!tone) return null;
     const run = this.#run;
     const tonal = tone.purity >= MIN_PURITY && tone.frequencyHz >= LOW_HZ && tone.frequencyHz <= HIGH_HZ;
     if (run && tonal && Math.abs(tone.frequencyHz - run.hz) <= MAX_DRIFT_HZ && Math.abs(tone.levelDb - run.level) <= MAX_LEVEL_SWING_DB) {
       run.frames += 1;
+      run.missedAtMs = null;
       // The mean of the run so far: an edge frame must not set the reference alone.
       run.hz += (tone.frequencyHz - run.hz) / run.frames;
       run.level += (tone.levelDb - run.level) / run.frames;
       return null;
     }
-    this.#run = tonal ? { startMs: atMs, frames: 1, hz: tone.frequencyHz, level: tone.levelDb } : null;
+    if (run && run.frames >= MIN_BEEP_FRAMES && run.missedAtMs === null) {
+      run.missedAtMs = atMs;
+      return null;
+    }
+    this.#run = tonal ? { startMs: atMs, frames: 1, hz: tone.frequencyHz, level: tone.levelDb, missedAtMs: null } : null;
     if (!run || run.frames < MIN_BEEP_FRAMES || run.frames > MAX_BEEP_FRAMES) return null;
-    return { startMs: run.startMs, endMs: atMs + 20, frequencyHz: Math.round(run.hz), levelDbfs: Math.round(run.level) };
+    const endMs = (run.missedAtMs ?? atMs) + 20;
+    return { startMs: run.startMs, endMs, frequencyHz: Math.round(run.hz), levelDbfs: Math.round(run.level) };
   }
 }

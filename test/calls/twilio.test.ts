@@ -245,6 +245,35 @@ for (const dialect of DIALECTS) {
       await assert.rejects(connectTwilioStream(local, { accountSid: ACCOUNT_SID, callSid: 'CA1', streamSid: 'MZ1' }), { statusCode: 401 });
     });
 
+    it('a captured signed request replayed 60 times creates one call; every replay hears busy and gets no stream URL', { timeout: 60_000 }, async () => {
+      const before = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
+      const form = callForm();
+      const signature = sign(AUTH_TOKEN, `${PUBLIC_URL}${webhookPath}`, form);
+      // The request exactly as captured: the same body, signature and headers each time.
+      const replay = async () => {
+        const res = await fetch(`${w.address}${webhookPath}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature, 'i-twilio-idempotency-token': 'captured' },
+          body: new URLSearchParams(form).toString(),
+        });
+        return { status: res.status, text: await res.text() };
+      };
+      const first = await replay();
+      assert.equal(first.status, 200, first.text);
+      streamUrl(first.text);
+      const replays = await Promise.all(Array.from({ length: 60 }, replay));
+      for (const res of replays) {
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.text, '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Reject reason="busy"/></Response>\n');
+      }
+      assert.equal((await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements, before + 1, 'one call for one CallSid');
+      assert.match(w.logs(), /this CallSid was answered before/);
+      // The next call, with its own CallSid, is answered as before.
+      const fresh = await webhook(callForm());
+      assert.equal(fresh.status, 200);
+      streamUrl(fresh.text);
+    });
+
     it('a number no assistant answers is told so in TwiML and hung up; nothing is created', async () => {
       const before = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
       const res = await webhook(callForm({ To: '+14155550111' }));

@@ -13,7 +13,7 @@ import { m011VoiceCalls } from './011_voice_calls.ts';
 import { m012Analytics } from './012_analytics.ts';
 import { m013SipCalls } from './013_sip_calls.ts';
 import { m014SipRegistrations } from './014_sip_registrations.ts';
-import { m015TwilioCallSids } from './015_twilio_call_sids.ts';
+import { m015Hardening } from './015_hardening.ts';
 import { m016Versions } from './016_versions.ts';
 
 /**
@@ -24,5 +24,5 @@ import { m016Versions } from './016_versions.ts';
 export const migrations: readonly Migration[] = [
   m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner,
   m009NameSearch, m010ProviderCredentials, m011VoiceCalls, m012Analytics, m013SipCalls, m014SipRegistrations,
-  m015TwilioCallSids, m016Versions,
+  m015Hardening, m016Versions,
 ];

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { EgressError, type EgressRequest, type EgressResponse } from '../egress/client.ts';
 import type { ToolWebhook } from './tools.ts';
-import type { TransportInfo } from './transports/transport.ts';
+import { webhookTransport, type TransportInfo } from './transports/transport.ts';
 import { sign } from '../crypto/webhook-signing.ts';
 
 /** What the LLM gets instead of a result, whatever went wrong (contract.md: one generic string). */
@@ -84,7 +84,7 @@ export async function callToolWebhook(send: EgressSend, tool: ToolWebhook | unde
   });
   if (!tool) return fail('unknown_tool');
   if (!parameters) return fail('invalid_arguments');
-  const body = JSON.stringify({ type: 'tool_webhook', name: tool.name, callId: ctx.callId, transport: ctx.transport, parameters });
+  const body = JSON.stringify({ type: 'tool_webhook', name: tool.name, callId: ctx.callId, transport: webhookTransport(ctx.transport), parameters });
   const headers: Record<string, string> = {
     ...tool.headers,
     'content-type': 'application/json',

@@ -2,7 +2,7 @@ import type { CallSourceKind } from '../calls/store.ts';
 import type { IncomingCall } from '../sip/inbound.ts';
 import { literalIp, resolveTarget, systemResolver, type SipResolver, type SipTransport } from '../sip/resolve.ts';
 import type { NumberTrunk, TelephonyDirectory } from './directory.ts';
-import { normalizeE164 } from './phone.ts';
+import { readNumber } from './numbers.ts';
 
 /** Where an incoming INVITE goes: the SIP number it names, its credentials, and who answers. */
 export interface InboundRoute {
@@ -20,14 +20,13 @@ export interface InboundRoute {
 export type NoRoute = 'no_number' | 'not_from_trunk' | 'no_assistant' | 'ambiguous';
 
 /**
- * The E.164 numbers a user part may mean: written with the plus (`+4930123456`, `%2B…`), or
- * the bare digits many trunks send (`4930123456`), read as international.
+ * The E.164 number a user part may mean, as readNumber reads it (the calling number is read
+ * the same way): written with the plus (`+4930123456`, `%2B…`), or the bare digits many trunks
+ * send (`4930123456`), read as international.
  */
 export function numbersOf(user: string | null): string[] {
-  if (!user) return [];
-  const written = user.replace(/^%2B/i, '+').trim();
-  const found = [normalizeE164(written), /^\d{6,15}$/.test(written) ? normalizeE164(`+${written}`) : null];
-  return found.filter((n): n is string => n !== null);
+  const number = user ? readNumber(user) : null;
+  return number ? [number] : [];
 }
 
 /** The request URI's user part, %-decoded; null for a URI without one. */

@@ -45,11 +45,12 @@ async function take(telephony: Telephony, deps: InboundDeps, call: IncomingCall)
     if (err instanceof SdpNegotiationError) return call.reject(err.status);
     throw err;
   }
+  const caller = call.anonymous ? null : callingNumber(call.from.user ?? undefined);
   let live: LiveCall;
   try {
     const admitted = await engine.store.admit({
       kind: route.answerer.kind, organizationId: route.organizationId, sourceId: route.answerer.id, userValues: {},
-      traceId: crypto.randomUUID(), transport: sipTransportInfo(route.number, call.anonymous ? null : callingNumber(call.from.user ?? undefined)),
+      traceId: crypto.randomUUID(), transport: sipTransportInfo(route.number, caller?.number, caller?.raw),
       audio: sipAudioFormat(media.codec), sipCredentialId: route.credentialId,
     }, route.maxCalls);
     if (admitted === 'busy') {

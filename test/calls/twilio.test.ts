@@ -220,7 +220,8 @@ for (const dialect of DIALECTS) {
         await webhook(callForm(), { url: `${w.address}${webhookPath}` }),
         await webhook(callForm({ AccountSid: 'AC99999999999999999999999999999999' })),
       ];
-      const bare = await webhook(callForm());
+      // From as bare digits: read as the called number is, and kept as sent beside it on the record.
+      const bare = await webhook(callForm({ From: '14155550100' }));
       const tampered = await fetch(`${w.address}${webhookPath}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': sign(AUTH_TOKEN, `${PUBLIC_URL}${webhookPath}`, callForm()) },
@@ -237,8 +238,9 @@ for (const dialect of DIALECTS) {
       assert.equal(tampered.status, 403);
       const after = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
       assert.equal(after, before + 1, 'only the signed request started a call');
+      const { local, callId } = streamUrl(bare.text);
+      assert.deepEqual((await callRecord(w, callId)).transport, { type: 'sip', calledNumber: NUMBER, callingNumber: CALLER, callingNumberRaw: '14155550100' });
       // That call's stream URL works once.
-      const { local } = streamUrl(bare.text);
       const client = await connectTwilioStream(local, { accountSid: ACCOUNT_SID, callSid: 'CA1', streamSid: 'MZ1' });
       client.stop();
       await client.closed;

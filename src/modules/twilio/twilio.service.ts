@@ -90,11 +90,12 @@ async function answerCall(deps: CallDeps, request: FastifyRequest, organizationI
     request.log.warn({ organizationId, callSid: form.CallSid, reason: answering }, 'Twilio call to a number no assistant answers');
     return sayAndHangUp(NOT_CONNECTED);
   }
+  const caller = callingNumber(form.From);
   let call: { id: string; token: string };
   try {
     call = await createCall(deps, {
       kind: answering.kind, organizationId, sourceId: answering.id, userValues: {}, traceId: request.id,
-      transport: sipTransportInfo(called ?? form.To, callingNumber(form.From)), audio: TWILIO_AUDIO,
+      transport: sipTransportInfo(called ?? form.To, caller?.number, caller?.raw), audio: TWILIO_AUDIO,
     });
   } catch (err) {
     if (err instanceof AppError && err.status === 409) return rejectBusy();

@@ -20,7 +20,7 @@ describe('the numbers an INVITE user part may name', () => {
 /** Names resolved from a table, as DNS would answer them; nothing leaves the process. */
 const resolver = (names: Record<string, string>): SipResolver => ({
   resolveSrv: async () => [],
-  lookup: async (name) => (names[name] ? [{ address: names[name]!, family: 4 }] : []),
+  lookup: async (name) => (names[name] ? [{ address: names[name], family: 4 }] : []),
 });
 
 /** A directory over fixed rows (oldest first), every number answered by an assistant of its organization. */

@@ -50,6 +50,8 @@ function pgTypes(): pg.CustomTypesConfig {
 }
 
 const STATEMENT_CACHE_SIZE = 500;
+/** How long opening the database waits for another process's lock (before the service serves anything). */
+const OPEN_BUSY_MS = 5_000;
 /** How long the read-only SQLite connection waits for a lock (an exclusive one: WAL reads never wait for writers). */
 const READER_BUSY_MS = 250;
 
@@ -113,11 +115,14 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
       ensurePrivateDir(dirname(config.filename));
       if (!existsSync(config.filename)) closeSync(openSync(config.filename, 'a', 0o600));
     }
-    // No busy_timeout: waiting for the write lock inside SQLite would hold the event loop (sqlite-writer.ts waits on a timer instead).
-    const sqlite = new SQLite(config.filename, { timeout: 0 });
+    // Opening waits for locks as SQLite does (processes starting together on a new file all switch it
+    // to WAL), before anything is served; from then on no busy_timeout: waiting for the write lock
+    // inside SQLite would hold the event loop (sqlite-writer.ts waits on a timer instead).
+    const sqlite = new SQLite(config.filename, { timeout: OPEN_BUSY_MS });
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 0');
     const kysely = new Kysely<Database>({ dialect: waitingSqliteDialect(withStatementCache(sqlite)) });
     if (config.filename === ':memory:') {
       return { kysely, dialect: 'sqlite', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };

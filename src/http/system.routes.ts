@@ -4,6 +4,7 @@ import { ping, storageFull } from '../db/database.ts';
 import { Envelope, envelope, errorResponse } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { databaseTrouble } from './db-errors.ts';
+import { publicBase } from './public-url.ts';
 
 const open = { auth: { scope: 'public' } } as const;
 /** Health probes: no token, and never refused by the flood guard (http/flood.ts). */
@@ -66,5 +67,8 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return app.metrics.metrics();
   });
 
-  app.get('/openapi.json', { config: open, schema: { hide: true } }, async () => app.swagger());
+  // The server is the one the reader reached (or PARLEY_PUBLIC_URL): generated clients and Redocly's "try it" call it.
+  app.get('/openapi.json', { config: open, schema: { hide: true } }, async (request) => ({
+    ...app.swagger(), servers: [{ url: publicBase(app.ctx.config.publicUrl, request), description: 'This Parley service' }],
+  }));
 };

@@ -276,6 +276,22 @@ for (const dialect of DIALECTS) {
       streamUrl(fresh.text);
     });
 
+    it('documents what it answers (no 401, no JSON 415) and answers body errors in its own terms', async () => {
+      const openapi = (await w.api('GET', '/openapi.json')).body;
+      const route = openapi.paths['/api/v1/vendors/{vendorId}/organizations/{organizationId}/twilio/voice'].post;
+      assert.deepEqual(Object.keys(route.responses).sort(), ['200', '400', '403', '413', '415', '500', '503']);
+      assert.deepEqual(route.security, []);
+      assert.match(route.responses['415'].description, /x-www-form-urlencoded/);
+      assert.match(route.responses['413'].description, /64 KiB/);
+      const post = (type: string, body: string) => fetch(`${w.address}${webhookPath}`, { method: 'POST', headers: { 'content-type': type, 'x-twilio-signature': 'x' }, body });
+      const notForm = await post('text/plain', 'To=+14155550199');
+      assert.equal(notForm.status, 415);
+      assert.match((await notForm.json() as { message: string }).message, /x-www-form-urlencoded/);
+      const large = await post('application/x-www-form-urlencoded', `To=${'1'.repeat(70 * 1024)}`);
+      assert.equal(large.status, 413);
+      assert.match((await large.json() as { message: string }).message, /64 KiB/);
+    });
+
     it('a number no assistant answers is told so in TwiML and hung up; nothing is created', async () => {
       const before = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
       const res = await webhook(callForm({ To: '+14155550111' }));

@@ -163,12 +163,14 @@ describe('RTP session', () => {
       peer.sock.send(rtp(1, 160, Buffer.alloc(160, 1)), quiet.localPort, '127.0.0.1');
       await until('the caller latched', () => quiet.stats().packetsReceived === 1);
       now += 5000; // the caller's phone stops sending while its user listens
-      for (let i = 0; i < 20; i++) {
-        attacker.sock.send(rtp(50 + i, 99_000 + i * 160, Buffer.alloc(160)), quiet.localPort, '127.0.0.1');
-        sameHost.sock.send(rtp(80 + i, 77_000 + i * 160, Buffer.alloc(160)), quiet.localPort, '127.0.0.1');
-        now += 20;
+      // Each sends a steady stream (many packets in a row, which is what used to win the latch after a second of silence).
+      for (const source of [attacker, sameHost]) {
+        for (let i = 0; i < 20; i++) {
+          source.sock.send(rtp(50 + i, 99_000 + i * 160, Buffer.alloc(160)), quiet.localPort, '127.0.0.1');
+          now += 20;
+        }
+        await until('a stream dropped', () => quiet.stats().dropped.foreignSource >= (source === attacker ? 20 : 40));
       }
-      await until('the takeover dropped', () => quiet.stats().dropped.foreignSource >= 40);
       quiet.send(Buffer.alloc(160, 0x22));
       await peer.wait(1);
       assert.deepEqual([quiet.stats().packetsReceived, attacker.got.length, sameHost.got.length], [1, 0, 0]);

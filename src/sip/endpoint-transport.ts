@@ -2,8 +2,8 @@
 // the same host and port, plus outgoing TCP/TLS connections kept for reuse. Everything
 // that arrives passes the per-source rate limit (messages and bytes) and the message size
 // cap before parsing; incoming connections are capped per address and in all, apart from
-// our outgoing ones, and a full table makes room by closing the connection that has shown
-// least (one that never completed a message first).
+// our outgoing ones, and a full table makes room by closing a connection that has shown
+// little (one that never completed a message first).
 import dgram from 'node:dgram';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -150,8 +150,9 @@ export class SipTransports implements MessageSender {
   }
 
   /**
-   * Room for a newcomer in a full table of incoming connections: the oldest that never completed a
-   * message goes, else the quietest of the address that holds the most (a trunk holds one or two).
+   * Room for a newcomer in a full table of incoming connections: one that never completed a
+   * message goes (the oldest of the first address that has one), else the quietest connection of
+   * the address that holds the most (a trunk holds one or two).
    */
   #evictInbound(): boolean {
     for (const set of this.#inbound.values()) {

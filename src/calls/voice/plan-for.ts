@@ -3,6 +3,7 @@ import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName } from '../../voice/tts/index.ts';
 import { vadSettings } from '../../voice/vad.ts';
+import { turnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
 import type { StrategyParameters } from '../strategy-parameters.ts';
 import type { ProviderAccess, VoicePlan } from './plan.ts';
@@ -76,7 +77,7 @@ export async function voicePlanFor(
   const sttAccess = await accessFor(resolve, organizationId, sttProvider, `stt:${sttProvider}`);
   if (isFailure(sttAccess)) return { kind: 'unusable', audio: format, failure: sttAccess };
   return {
-    kind: 'pipeline', audio: format, vad,
+    kind: 'pipeline', audio: format, vad, turn: turnSettings(parameters.turn),
     tts: { provider: ttsProvider as TtsProviderName, access: ttsAccess, voice },
     stt: {
       provider: sttProvider, access: sttAccess,

@@ -4,6 +4,7 @@ import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
 import type { RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
+import type { TurnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
 
 /** Where a provider is reached, and with which key (null: none is sent). */
@@ -20,6 +21,7 @@ export type VoicePlan =
       kind: 'pipeline';
       audio: AudioFormat;
       vad: VadSettings;
+      turn: TurnSettings;
       tts: { provider: TtsProviderName; access: ProviderAccess; voice: VoiceSettings };
       stt: { provider: SttProviderName; access: ProviderAccess; model?: string; language?: string };
     }

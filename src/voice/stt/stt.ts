@@ -22,6 +22,8 @@ export interface SttSession {
   endUtterance(): Promise<string>;
   /** The utterance's text so far, when the provider gives interim hypotheses. */
   onInterim?: (text: string) => void;
+  /** The provider's own end-of-speech signal for the utterance, when it has one (Deepgram's speech_final). */
+  onSpeechFinal?: () => void;
   /** Idempotent; leaves no socket or timer behind. */
   close(): Promise<void>;
 }

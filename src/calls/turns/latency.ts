@@ -1,0 +1,34 @@
+/**
+ * Where the time of a voice turn went, from the caller's last speech to the first audio frame of
+ * the answer sent: the parts follow each other and add up to the total. With a speculative
+ * answer the first token may come before the turn was confirmed; its part is then 0.
+ */
+export interface TurnLatency {
+  /** Last speech → the turn confirmed over (the silence waited for, and the STT's final). */
+  endpointingMs: number;
+  /** Turn confirmed → the LLM's first token. */
+  llmFirstTokenMs: number;
+  /** First token (or the confirmation, when it came later) → the first audio frame sent. */
+  ttsFirstAudioMs: number;
+  totalMs: number;
+}
+
+/** The times of a turn, all on one clock (ms). */
+export interface TurnTimes {
+  lastSpeechAt: number;
+  endedAt: number;
+  firstTokenAt: number | null;
+  firstAudioAt: number;
+}
+
+export function turnLatency(t: TurnTimes): TurnLatency {
+  const endedAt = Math.max(t.endedAt, t.lastSpeechAt);
+  const tokenAt = Math.min(t.firstTokenAt ?? t.firstAudioAt, t.firstAudioAt);
+  const speaking = Math.max(tokenAt, endedAt);
+  return {
+    endpointingMs: Math.round(endedAt - t.lastSpeechAt),
+    llmFirstTokenMs: Math.round(Math.max(0, tokenAt - endedAt)),
+    ttsFirstAudioMs: Math.round(Math.max(0, t.firstAudioAt - speaking)),
+    totalMs: Math.round(Math.max(0, t.firstAudioAt - t.lastSpeechAt)),
+  };
+}

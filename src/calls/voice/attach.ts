@@ -62,6 +62,7 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
           ...controlFunctionTools(opening.controls ?? []).map(({ function: f }) => ({ name: f.name, description: f.description ?? '', parameters: f.parameters ?? {} })),
         ],
         vad: plan.vad,
+        turns: plan.turns,
         ...(plan.transcriptionModel ? { transcriptionModel: plan.transcriptionModel } : {}),
         ...(plan.language ? { language: plan.language } : {}),
       }),

@@ -55,8 +55,10 @@ export async function voicePlanFor(
     const access = await accessFor(resolve, organizationId, 'openai', 'realtime:openai');
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
     const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
+    const turn = turnSettings(parameters.turn);
     return {
       kind: 'realtime', audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      turns: turn.endpointing === 'smart' ? { detection: 'semantic', eagerness: eagernessFor(turn.maxSilence) } : { detection: 'silence' },
       // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
       vad: {
         ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
@@ -85,4 +87,12 @@ export async function voicePlanFor(
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     },
   };
+}
+
+/**
+ * The semantic VAD's eagerness for a strategy's maxSilence: its longest waits are 2 s (high),
+ * 4 s (medium) and 8 s (low), so the one whose wait is not longer than maxSilence allows.
+ */
+export function eagernessFor(maxSilence: number): 'low' | 'medium' | 'high' {
+  return maxSilence <= 2 ? 'high' : maxSilence <= 4 ? 'medium' : 'low';
 }

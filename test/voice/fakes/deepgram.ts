@@ -192,6 +192,7 @@ function checkQuery(query: URLSearchParams, options: FakeDeepgramOptions): strin
     sample_rate: (v) => v === String(RATE),
     channels: (v) => v === '1',
     interim_results: (v) => v === 'true',
+    punctuate: (v) => v === 'true',
     endpointing: (v) => /^\d+$/.test(v) || v === 'false',
     model: (v) => (options.model ? v === options.model : v.length > 0),
     ...(options.language ? { language: (v: string) => v === options.language } : {}),

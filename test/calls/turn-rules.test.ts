@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { readCompleteness } from '../../src/calls/turns/completeness.ts';
 import { DEFAULT_BACKCHANNELS, turnProblems, turnSettings } from '../../src/calls/turns/settings.ts';
 import { Backchannels, wordsOf } from '../../src/calls/turns/words.ts';
+import { turnLatency } from '../../src/calls/turns/latency.ts';
 
 describe('turn rules: how a transcript reads at a pause', { timeout: 10_000 }, () => {
   it('reads whole sentences and questions as complete', () => {
@@ -81,5 +82,18 @@ describe('turn settings', { timeout: 10_000 }, () => {
     assert.deepEqual(turnProblems({ minSilence: 1, maxSilence: 0.5 }).map((p) => p.path), ['parameters.turn.maxSilence']);
     assert.deepEqual(turnProblems({ maxSilence: 0.3 }), [], 'the default minSilence is below it');
     assert.deepEqual(turnProblems(undefined), []);
+  });
+});
+
+describe('turn latency parts', { timeout: 10_000 }, () => {
+  it('follow each other and add up to the total, rounded', () => {
+    const parts = turnLatency({ lastSpeechAt: 1000.4, endedAt: 1250.7, firstTokenAt: 1500.2, firstAudioAt: 1700.6 });
+    assert.deepEqual(parts, { endpointingMs: 250, llmFirstTokenMs: 250, ttsFirstAudioMs: 200, totalMs: 700 });
+  });
+
+  it('a first token before the turn was confirmed (a speculative answer) counts 0 for the LLM', () => {
+    const parts = turnLatency({ lastSpeechAt: 0, endedAt: 600, firstTokenAt: 400, firstAudioAt: 750 });
+    assert.deepEqual(parts, { endpointingMs: 600, llmFirstTokenMs: 0, ttsFirstAudioMs: 150, totalMs: 750 });
+    assert.equal(parts.endpointingMs + parts.llmFirstTokenMs + parts.ttsFirstAudioMs, parts.totalMs);
   });
 });

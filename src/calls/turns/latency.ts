@@ -22,13 +22,11 @@ export interface TurnTimes {
 }
 
 export function turnLatency(t: TurnTimes): TurnLatency {
-  const endedAt = Math.max(t.endedAt, t.lastSpeechAt);
-  const tokenAt = Math.min(t.firstTokenAt ?? t.firstAudioAt, t.firstAudioAt);
-  const speaking = Math.max(tokenAt, endedAt);
-  return {
-    endpointingMs: Math.round(endedAt - t.lastSpeechAt),
-    llmFirstTokenMs: Math.round(Math.max(0, tokenAt - endedAt)),
-    ttsFirstAudioMs: Math.round(Math.max(0, t.firstAudioAt - speaking)),
-    totalMs: Math.round(Math.max(0, t.firstAudioAt - t.lastSpeechAt)),
-  };
+  // Each boundary rounded once, from the last speech, so the rounded parts add up to the total.
+  const at = (time: number) => Math.round(Math.max(0, time - t.lastSpeechAt));
+  const total = at(t.firstAudioAt);
+  const ended = Math.min(at(t.endedAt), total);
+  const token = Math.min(at(t.firstTokenAt ?? t.firstAudioAt), total);
+  const speaking = Math.max(token, ended);
+  return { endpointingMs: ended, llmFirstTokenMs: Math.max(0, token - ended), ttsFirstAudioMs: total - speaking, totalMs: total };
 }

@@ -42,6 +42,16 @@ export interface FakeDeepgram {
   /** All audio received, on every connection, in order (PCM16 at 16 kHz). */
   receivedAudio(): Int16Array;
   setTranscript(text: string): void;
+  /**
+   * Recognition timed from the audio (turn-taking tests): each utterance Parley finalizes is the
+   * next phrase of the script when its audio held speech (an empty phrase is a noise the STT made
+   * no words of); while it arrives, interim results reveal the phrase's words in proportion to the
+   * audio received against the phrase's `seconds`. Every result goes out `delayMs` after the audio
+   * or the Finalize that caused it (a fixed, stated delay). `setTranscript` ends the script.
+   */
+  setScript(phrases: readonly { text: string; seconds: number }[], options?: { delayMs?: number }): void;
+  /** The phrases of the script not yet used. */
+  scriptLeft(): number;
   /** Whether Finalize is answered with a from_finalize result (Deepgram does not promise one). */
   answerFinalize(yes: boolean): void;
   /** Closes every WebSocket from the server side, as Deepgram does on an error. */
@@ -65,6 +75,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   const waiters = new Waiters();
   let transcript = '';
   let finalizeAnswered = true;
+  let script: { text: string; seconds: number }[] | null = null;
+  let scriptDelayMs = 0;
 
   const http = createServer((_req, res) => res.writeHead(404).end());
   http.on('connection', (socket: Socket) => {
@@ -90,6 +102,37 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws));
   });
 
+  /** Scripted recognition: the utterance's audio so far, and the interim words already sent. */
+  function serveScript(ws: WebSocket, result: (text: string, start: number, end: number, extra: object) => void) {
+    let received = 0;
+    let utteranceStart = 0;
+    let loudSamples = 0;
+    let interimWords = 0;
+    const later = (fn: () => void) => setTimeout(() => ws.readyState === ws.OPEN && fn(), scriptDelayMs);
+    return {
+      audio(samples: Int16Array) {
+        received += samples.length / RATE;
+        for (const v of samples) if (Math.abs(v) > 1000) loudSamples++;
+        const phrase = script?.[0];
+        if (!phrase?.text || loudSamples < RATE * 0.05) return;
+        const words = phrase.text.split(/\s+/);
+        const shown = Math.min(words.length, Math.floor(words.length * (received - utteranceStart) / Math.max(0.1, phrase.seconds)));
+        if (shown <= interimWords) return;
+        interimWords = shown;
+        const [start, end] = [utteranceStart, received];
+        later(() => result(words.slice(0, shown).join(' '), start, end, {}));
+      },
+      finalize() {
+        const speech = loudSamples >= RATE * 0.05;
+        const text = speech ? (script?.shift()?.text ?? '') : '';
+        const [start, end] = [utteranceStart, received];
+        utteranceStart = received;
+        loudSamples = interimWords = 0;
+        later(() => result(text, start, end, { is_final: true, from_finalize: true }));
+      },
+    };
+  }
+
   function serve(ws: WebSocket): void {
     sockets.add(ws);
     let received = 0; // seconds of audio on this connection
@@ -108,6 +151,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         ...extra,
       }));
     const idle = setTimeout(() => ws.close(1011, 'NET-0001'), options.idleTimeoutMs ?? 10_000);
+    const scripted = serveScript(ws, result);
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       idle.refresh();
@@ -117,6 +161,11 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         const samples = new Int16Array(bytes.length >> 1);
         for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(2 * i);
         audio.push(samples);
+        if (script) {
+          scripted.audio(samples);
+          waiters.changed();
+          return;
+        }
         received += samples.length / RATE;
         const inUtterance = received - utteranceStart;
         if (!sentInterim && inUtterance >= INTERIM_AFTER_SECONDS) {
@@ -147,7 +196,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         return ws.close(1008, 'DATA-0000');
       }
       controls.push(message.type);
-      if (message.type === 'Finalize' && finalizeAnswered) {
+      if (message.type === 'Finalize' && script) scripted.finalize();
+      else if (message.type === 'Finalize' && finalizeAnswered) {
         result(words().slice(sentFinal ? half() : 0).join(' '), segmentStart, received, { is_final: true, from_finalize: true });
         utteranceStart = segmentStart = received;
         sentInterim = sentFinal = sentSecondInterim = false;
@@ -174,7 +224,15 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     problems,
     openConnections: () => connections.size,
     receivedAudio: () => concatSamples(audio),
-    setTranscript: (text) => void (transcript = text),
+    setTranscript: (text) => {
+      transcript = text;
+      script = null;
+    },
+    setScript: (phrases, scriptOptions = {}) => {
+      script = [...phrases];
+      scriptDelayMs = scriptOptions.delayMs ?? 0;
+    },
+    scriptLeft: () => script?.length ?? 0,
     answerFinalize: (yes) => void (finalizeAnswered = yes),
     closeConnections: (code, reason) => sockets.forEach((ws) => ws.close(code, reason)),
     waitFor: (predicate, what, timeoutMs) => waiters.waitFor(predicate, what, timeoutMs),

@@ -6,11 +6,23 @@ import { TurnTaker } from '../../src/calls/voice/turn-taker.ts';
 import type { CallerTurn } from '../../src/calls/voice/voice.ts';
 import { ManualPacerClock } from '../../src/voice/pacer-clock.ts';
 
-/** A turn-taker on a manual clock, with a scripted STT (`finals`), a voice that can be speaking, and a recording host. */
+/**
+ * A turn-taker on a manual clock, with a scripted batch STT (each segment's words join the
+ * utterance, which preview() reads and finish() ends), a voice that can be speaking, and a
+ * recording host.
+ */
 function harness(parameters: TurnParameters = {}) {
   const clock = new ManualPacerClock(10_000);
-  const finals: { text: string; providerEnded?: boolean }[] = [];
-  const input = { hearing: false, finish: async () => ({ providerEnded: false, ...(finals.shift() ?? { text: '' }) }) };
+  const utterance: string[] = [];
+  const input = {
+    streaming: false, providerEnded: false, hearing: false, finishes: 0,
+    preview: async () => utterance.join(' '),
+    finish: async () => {
+      input.finishes++;
+      input.providerEnded = false;
+      return utterance.splice(0).join(' ');
+    },
+  };
   const voice = { talking: false, pauses: 0, resumes: 0 };
   const events: string[] = [];
   const said: { text: string; turn: CallerTurn }[] = [];
@@ -28,15 +40,21 @@ function harness(parameters: TurnParameters = {}) {
     falseInterruption: (text) => void events.push(`false:${text}`),
     sttFailed: (error) => void events.push(`failed:${String(error)}`),
   }, clock);
-  /** The caller speaks, then stops; the STT's final for the segment is `text`. */
+  /** The caller speaks `text` for `speakMs`, then stops. */
   const segment = async (text: string, speakMs = 600, extra: { providerEnded?: boolean } = {}) => {
     taker.speechStarted();
     clock.advance(speakMs);
-    finals.push({ text, ...extra });
+    if (text) utterance.push(text);
+    if (extra.providerEnded) input.providerEnded = true;
     taker.speechEnded(clock.now());
     await tick();
   };
-  return { clock, input, voice, events, said, taker, segment, finals };
+  /** Time passes; what it set off (a finish, a preview) settles. */
+  const advance = async (ms: number) => {
+    clock.advance(ms);
+    await tick();
+  };
+  return { clock, input, voice, events, said, taker, segment, utterance, advance };
 }
 
 describe('the turn-taker: smart endpointing', { timeout: 10_000 }, () => {
@@ -45,9 +63,9 @@ describe('the turn-taker: smart endpointing', { timeout: 10_000 }, () => {
     await h.segment('When do you open tomorrow?');
     const last = h.clock.now();
     assert.deepEqual(h.events, ['speech_started', 'speculating:When do you open tomorrow?']);
-    h.clock.advance(249);
+    await h.advance(249);
     assert.equal(h.said.length, 0);
-    h.clock.advance(1);
+    await h.advance(1);
     assert.deepEqual(h.said, [{ text: 'When do you open tomorrow?', turn: { lastSpeechAt: last, endedAt: last + 250, endpointing: 'smart' } }]);
   });
 
@@ -55,38 +73,40 @@ describe('the turn-taker: smart endpointing', { timeout: 10_000 }, () => {
     const h = harness({ maxSilence: 1.2 });
     await h.segment('I want to change my');
     assert.deepEqual(h.events, ['speech_started']);
-    h.clock.advance(1199);
+    await h.advance(1199);
     assert.equal(h.said.length, 0);
-    h.clock.advance(1);
+    await h.advance(1);
     assert.equal(h.said[0]?.text, 'I want to change my');
   });
 
   it('the caller going on inside the wait keeps one turn: the speculative answer is dropped and the words join', async () => {
     const h = harness();
     await h.segment('I want a pizza.');
-    h.clock.advance(100);
+    await h.advance(100);
     await h.segment('With extra cheese.');
     assert.deepEqual(h.events, ['speech_started', 'speculating:I want a pizza.', 'speech_started', 'speculation_cancelled', 'speculating:I want a pizza. With extra cheese.']);
-    h.clock.advance(250);
+    await h.advance(250);
     assert.deepEqual(h.said.map((s) => s.text), ['I want a pizza. With extra cheese.']);
   });
 
   it('a dictated number pauses between groups without ending the turn', async () => {
     const h = harness();
     await h.segment('My number is 555');
-    h.clock.advance(700);
+    await h.advance(700);
     await h.segment('123');
-    h.clock.advance(700);
+    await h.advance(700);
     await h.segment('4567.');
     assert.equal(h.said.length, 0, 'no turn inside the pauses');
-    h.clock.advance(1600);
+    await h.advance(1600);
+    await tick();
     assert.deepEqual(h.said.map((s) => s.text), ['My number is 555 123 4567.']);
+    assert.equal(h.input.finishes, 1, 'the STT transcribes the turn once, pauses and all');
   });
 
   it('the STT\'s own end-of-speech makes a turn complete, recorded as provider endpointing', async () => {
     const h = harness();
     await h.segment('I want to change my', 600, { providerEnded: true });
-    h.clock.advance(250);
+    await h.advance(250);
     assert.equal(h.said[0]?.turn.endpointing, 'provider');
   });
 
@@ -94,17 +114,17 @@ describe('the turn-taker: smart endpointing', { timeout: 10_000 }, () => {
     const h = harness();
     await h.segment('Is it open?');
     h.input.hearing = true;
-    h.clock.advance(400);
+    await h.advance(400);
     assert.equal(h.said.length, 0);
     h.input.hearing = false;
-    h.clock.advance(40);
+    await h.advance(40);
     assert.equal(h.said.length, 1);
   });
 
   it('a segment with no words makes no turn', async () => {
     const h = harness();
     await h.segment('');
-    h.clock.advance(5000);
+    await h.advance(5000);
     assert.equal(h.said.length, 0);
   });
 });
@@ -117,13 +137,13 @@ describe('the turn-taker: speech over the assistant', { timeout: 10_000 }, () =>
     assert.equal(h.voice.pauses, 1, 'silent at once');
     assert.deepEqual(h.events, ['speech_started', 'turn_paused']);
     h.taker.interim('yeah');
-    h.clock.advance(400);
-    h.finals.push({ text: 'Yeah.' });
+    await h.advance(400);
+    h.utterance.push('Yeah.');
     h.taker.speechEnded(h.clock.now());
     await tick();
     assert.deepEqual(h.events.slice(2), ['false:Yeah.', 'turn_resumed']);
     assert.equal(h.voice.resumes, 1, 'the assistant plays on');
-    h.clock.advance(5000);
+    await h.advance(5000);
     assert.equal(h.said.length, 0, 'a backchannel is not a turn');
   });
 
@@ -132,7 +152,7 @@ describe('the turn-taker: speech over the assistant', { timeout: 10_000 }, () =>
       const h = harness();
       h.voice.talking = true;
       h.taker.speechStarted();
-      h.clock.advance(300);
+      await h.advance(300);
       h.input.hearing = false;
       await h.segment(text, 0);
       assert.equal(h.voice.resumes, 1, JSON.stringify(text));
@@ -151,13 +171,12 @@ describe('the turn-taker: speech over the assistant', { timeout: 10_000 }, () =>
     assert.equal(h.voice.resumes, 0);
     // The interruption is the caller's turn.
     h.voice.talking = false;
-    h.clock.advance(300);
+    await h.advance(300);
     h.input.hearing = false;
-    const finals = ['Wait, stop.'];
-    h.input.finish = async () => ({ text: finals.shift() ?? '', providerEnded: false });
+    h.utterance.splice(0, h.utterance.length, 'Wait, stop.');
     h.taker.speechEnded(h.clock.now());
     await tick();
-    h.clock.advance(250);
+    await h.advance(250);
     assert.deepEqual(h.said.map((x) => x.text), ['Wait, stop.']);
   });
 
@@ -166,14 +185,14 @@ describe('the turn-taker: speech over the assistant', { timeout: 10_000 }, () =>
     h.voice.talking = true;
     h.taker.speechStarted();
     h.taker.interim('Excuse');
-    h.clock.advance(500);
+    await h.advance(500);
     assert.ok(h.events.includes('interrupted'));
 
     const b = harness();
     b.voice.talking = true;
     b.taker.speechStarted();
     b.taker.interim('got');
-    b.clock.advance(800);
+    await b.advance(800);
     assert.ok(!b.events.includes('interrupted'), '"got" may still be "got it"');
   });
 
@@ -182,7 +201,7 @@ describe('the turn-taker: speech over the assistant', { timeout: 10_000 }, () =>
     h.voice.talking = true;
     await h.segment('okay', 300);
     assert.deepEqual(h.events, ['speech_started', 'turn_paused', 'false:okay', 'interrupted']);
-    h.clock.advance(5000);
+    await h.advance(5000);
     assert.equal(h.said.length, 0);
   });
 });

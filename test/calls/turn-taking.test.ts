@@ -32,6 +32,34 @@ async function spoken(text: string): Promise<Int16Array> {
   return pcm.slice(start, end);
 }
 
+interface Utterance {
+  pcm: Int16Array;
+  /** The fake STT's script for it: each spoken piece a phrase, timed from its own audio. */
+  phrases: { text: string; seconds: number }[];
+}
+
+/**
+ * What the caller says: spoken pieces (what the STT will make of them, and the words espeak
+ * speaks when they differ) and pauses in seconds. A phrase's words are all shown once 80 % of its
+ * audio has arrived.
+ */
+async function utter(...parts: (number | { said: string; words?: string })[]): Promise<Utterance> {
+  const pieces: Int16Array[] = [];
+  const phrases: Utterance['phrases'] = [];
+  for (const part of parts) {
+    if (typeof part === 'number') {
+      pieces.push(silence(part));
+      continue;
+    }
+    const pcm = await spoken(part.words ?? part.said.replace(/[^\w\s']/g, ''));
+    pieces.push(pcm);
+    phrases.push({ text: part.said, seconds: (pcm.length / RATE) * 0.8 });
+  }
+  return { pcm: concatPcm(pieces), phrases };
+}
+
+const scriptOf = (...utterances: Utterance[]) => utterances.flatMap((u) => u.phrases);
+
 for (const dialect of DIALECTS) {
   describe(`turn-taking over the WebSocket (${dialect})`, { timeout: 240_000 }, () => {
     let w: World;
@@ -78,11 +106,12 @@ for (const dialect of DIALECTS) {
     const requestsFrom = (from: number) => w.llm.requests.slice(from).map((r) => r.messages.at(-1)?.content);
 
     it('a complete question is answered once, speculatively begun; the record keeps its latency parts and its endpointing', async () => {
-      stt.setScript([{ text: 'When do you open tomorrow?', seconds: 1.3 }]);
+      const question = await utter({ said: 'When do you open tomorrow?' }, 1.5);
+      stt.setScript(scriptOf(question));
       w.llm.respond = () => ({ text: 'We open at nine.' });
       const { id, client } = await open('smart');
       const before = w.llm.requests.length;
-      await talk(client, concatPcm([await spoken('When do you open tomorrow'), silence(1.5)]));
+      await talk(client, question.pcm);
       assert.equal((await client.next((f) => f.type === 'user_transcript' && f.final)).text, 'When do you open tomorrow?');
       await client.next((f) => f.type === 'assistant_message' && f.text === 'We open at nine.');
       assert.deepEqual(requestsFrom(before), ['When do you open tomorrow?'], 'one LLM request for the turn: the speculative one, adopted');
@@ -99,17 +128,16 @@ for (const dialect of DIALECTS) {
     });
 
     it('a pause mid-thought and pauses between dictated groups stay inside one turn', async () => {
-      stt.setScript([
-        { text: 'I want to change my', seconds: 1.2 }, { text: 'delivery address.', seconds: 1 },
-        { text: 'My number is 555', seconds: 1.3 }, { text: '123', seconds: 1 }, { text: '4567.', seconds: 1.2 },
-      ]);
+      const address = await utter({ said: 'I want to change my' }, 1.2, { said: 'delivery address.' }, 1.5);
+      const number = await utter({ said: 'My number is 555', words: 'My number is five five five' }, 1.1, { said: '123', words: 'one two three' }, 1.1, { said: '4567.', words: 'four five six seven' }, 3.5);
+      stt.setScript(scriptOf(address, number));
       w.llm.respond = () => ({ text: 'Sure.' });
       const { client } = await open('smart');
       const before = w.llm.requests.length;
-      await talk(client, concatPcm([await spoken('I want to change my'), silence(1.2), await spoken('delivery address'), silence(1.5)]));
+      await talk(client, address.pcm);
       await client.next((f) => f.type === 'assistant_message' && f.text === 'Sure.');
       await client.next('turn_done');
-      await talk(client, concatPcm([await spoken('My number is five five five'), silence(1.1), await spoken('one two three'), silence(1.1), await spoken('four five six seven'), silence(3.5)]));
+      await talk(client, number.pcm);
       await until('the second answer', () => client.frames.filter((f) => f.type === 'assistant_message' && f.text === 'Sure.').length, (n) => n === 2, 20_000);
       assert.deepEqual(requestsFrom(before), ['I want to change my delivery address.', 'My number is 555 123 4567.'], 'one request per whole turn, none for a part');
       client.send({ type: 'end' });
@@ -117,14 +145,15 @@ for (const dialect of DIALECTS) {
     });
 
     it('a caller who goes on before the turn is confirmed drops the speculative answer, and its tool call is never sent', async () => {
-      stt.setScript([{ text: 'I would like a pizza.', seconds: 1.4 }, { text: 'But no onions.', seconds: 1 }]);
+      const order = await utter({ said: 'I would like a pizza.' }, 0.3, { said: 'But no onions.' }, 1.5);
+      stt.setScript(scriptOf(order));
       w.llm.respond = (body) => (body.messages.at(-1).content === 'I would like a pizza.'
         ? { toolCalls: [{ id: 'call_1', name: 'order_pizza', arguments: '{"orderNumber":"1"}' }] }
         : { text: 'One pizza without onions.' });
       const toolsBefore = tools.requests.length;
       const { id, client } = await open('smart');
       const before = w.llm.requests.length;
-      await talk(client, concatPcm([await spoken('I would like a pizza'), silence(0.3), await spoken('but no onions'), silence(1.5)]));
+      await talk(client, order.pcm);
       await client.next((f) => f.type === 'assistant_message' && f.text === 'One pizza without onions.');
       assert.deepEqual(requestsFrom(before), ['I would like a pizza.', 'I would like a pizza. But no onions.'], 'the speculative request, then the turn\'s');
       await sleep(300);
@@ -139,17 +168,20 @@ for (const dialect of DIALECTS) {
     });
 
     it('a backchannel and a wordless sound over the answer pause it, then it plays on whole; neither is a turn', async () => {
-      stt.setScript([{ text: 'Tell me your hours.', seconds: 1.2 }, { text: 'Yeah.', seconds: 0.5 }, { text: '', seconds: 0.5 }]);
+      const ask = await utter({ said: 'Tell me your hours.' }, 1.2);
+      const yeah = await utter({ said: 'Yeah.' }, 1);
+      const mumble = await utter({ said: '', words: 'hmm' }, 1);
+      stt.setScript(scriptOf(ask, yeah, mumble));
       w.llm.respond = () => ({ text: LONG });
       const { id, client } = await open('smart');
-      await talk(client, concatPcm([await spoken('Tell me your hours'), silence(1.2)]));
+      await talk(client, ask.pcm);
       await client.next((f) => f.type === 'assistant_message' && f.text === LONG);
       const llmBefore = w.llm.requests.length;
       await until('a second of the answer', () => client.audio.length, (n) => n > 60, 15_000);
-      await talk(client, concatPcm([await spoken('yeah'), silence(1)]));
+      await talk(client, yeah.pcm);
       await client.next('turn_paused');
       await client.next('turn_resumed');
-      await talk(client, concatPcm([await spoken('hmm'), silence(1)]));
+      await talk(client, mumble.pcm);
       await until('two pauses resumed', () => client.frames.filter((f) => f.type === 'turn_resumed').length, (n) => n === 2, 15_000);
       const resumedAt = client.frameTimes[client.frames.findLastIndex((f) => f.type === 'turn_resumed')] as number;
       await until('the answer plays on', () => client.audio.filter((a) => a.at > resumedAt).length, (n) => n > 10, 15_000);
@@ -163,14 +195,16 @@ for (const dialect of DIALECTS) {
     });
 
     it('a real barge-in stops the answer within 200 ms of the caller\'s speech, and the next request marks the cut answer', async () => {
-      stt.setScript([{ text: 'Tell me your hours.', seconds: 1.2 }, { text: "Wait, stop, that's wrong.", seconds: 1.4 }]);
+      const ask = await utter({ said: 'Tell me your hours.' }, 1.2);
+      const stop = await utter({ said: "Wait, stop, that's wrong.", words: 'wait stop that is wrong' }, 1.5);
+      stt.setScript(scriptOf(ask, stop));
       w.llm.respond = (body) => ({ text: body.messages.at(-1).content === "Wait, stop, that's wrong." ? 'Sorry about that.' : LONG });
       const { client } = await open('smart');
-      await talk(client, concatPcm([await spoken('Tell me your hours'), silence(1.2)]));
+      await talk(client, ask.pcm);
       await client.next((f) => f.type === 'assistant_message' && f.text === LONG);
       await until('a second of the answer', () => client.audio.length, (n) => n > 60, 15_000);
       const llmBefore = w.llm.requests.length;
-      const talking = talk(client, concatPcm([await spoken('wait stop that is wrong'), silence(1.5)]));
+      const talking = talk(client, stop.pcm);
       const paused = await client.next('turn_paused');
       const pausedAt = client.frameTimes[client.frames.indexOf(paused)] as number;
       const cut = await client.next('interrupted');

@@ -12,6 +12,8 @@ export interface ListenerEvents {
   interim(text: string): void;
   /** The VAD heard enough silence after speech; `lastSpeechAt` is when the silence began (clock time, ms). */
   speechEnded(lastSpeechAt: number): void;
+  /** The provider's own end-of-speech signal for the utterance (Deepgram's speech_final). */
+  providerEnded(): void;
   /** The STT provider (or the VAD) failed. */
   failed(error: unknown): void;
 }
@@ -23,14 +25,14 @@ const MAX_PENDING = 50;
  * The caller's side: audio from the link is decoded to 16 kHz PCM, run through the VAD, and
  * the speech between its start and end goes to the STT session (the backbuffer first). Pushes
  * to the VAD run one after the other, in order. When an utterance ends is the turn-taker's to
- * say (finish()): at each pause with smart endpointing, at the end of speech with vad.
+ * say (finish()): once per turn, and once per sound over the assistant that was no interruption.
  */
 export class Listener implements TurnInput {
   private readonly decoder: AudioDecoder;
   private chain: Promise<void> = Promise.resolve();
   /** Final transcripts, one utterance after the other (a provider finalises one at a time). */
   private finals: Promise<unknown> = Promise.resolve();
-  private providerEnded = false;
+  private ended = false;
   private pending = 0;
   private closed = false;
 
@@ -43,7 +45,10 @@ export class Listener implements TurnInput {
   ) {
     this.decoder = createDecoder(link.format, PIPELINE_RATE);
     stt.onInterim = (text) => events.interim(text);
-    stt.onSpeechFinal = () => void (this.providerEnded = true);
+    stt.onSpeechFinal = () => {
+      this.ended = true;
+      events.providerEnded();
+    };
     link.onAudio((chunk) => this.hear(chunk));
   }
 
@@ -51,13 +56,27 @@ export class Listener implements TurnInput {
     return this.vad.hearing;
   }
 
-  /** Ends the STT utterance (in order with the ones before): its text, and whether the provider said the speech ended. */
-  finish(): Promise<{ text: string; providerEnded: boolean }> {
+  /** The STT gives interim hypotheses (the text so far comes as `interim` events); else preview() asks for it. */
+  get streaming(): boolean {
+    return !this.stt.preview;
+  }
+
+  /** The provider said the utterance's speech ended (Deepgram's speech_final), since the utterance began. */
+  get providerEnded(): boolean {
+    return this.ended;
+  }
+
+  /** A provider without interim hypotheses: the text of the utterance so far, without ending it. */
+  preview(): Promise<string> {
+    return this.stt.preview?.() ?? Promise.resolve('');
+  }
+
+  /** Ends the STT utterance (in order with the ones before): its final text. */
+  finish(): Promise<string> {
     const result = this.finals.then(async () => {
       const text = await this.stt.endUtterance();
-      const providerEnded = this.providerEnded;
-      this.providerEnded = false;
-      return { text, providerEnded };
+      this.ended = false;
+      return text;
     });
     this.finals = result.catch(() => undefined);
     return result;

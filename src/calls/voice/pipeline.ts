@@ -61,6 +61,7 @@ export class VoicePipeline implements SpeakingVoice {
       speechStarted: () => this.turns.speechStarted(),
       interim: (text) => this.turns.interim(text),
       speechEnded: (lastSpeechAt) => this.turns.speechEnded(lastSpeechAt),
+      providerEnded: () => this.turns.providerEnded(),
       failed: sttFailed,
     });
     this.turns = new TurnTaker(parts.turn, this.listener, {

@@ -43,11 +43,12 @@ export interface FakeDeepgram {
   receivedAudio(): Int16Array;
   setTranscript(text: string): void;
   /**
-   * Recognition timed from the audio (turn-taking tests): each utterance Parley finalizes is the
-   * next phrase of the script when its audio held speech (an empty phrase is a noise the STT made
-   * no words of); while it arrives, interim results reveal the phrase's words in proportion to the
-   * audio received against the phrase's `seconds`. Every result goes out `delayMs` after the audio
-   * or the Finalize that caused it (a fixed, stated delay). `setTranscript` ends the script.
+   * Recognition timed from the audio (turn-taking tests): each burst of sound Parley streams (a
+   * pause of 120 ms or more between them) is the next phrase of the script (an empty phrase is a
+   * sound the STT made no words of); interim results reveal the words in proportion to the audio
+   * received against the phrase's `seconds`, and a Finalize answers with every phrase of the
+   * utterance. Every result goes out `delayMs` after the audio or the Finalize that caused it (a
+   * fixed, stated delay). `setTranscript` ends the script.
    */
   setScript(phrases: readonly { text: string; seconds: number }[], options?: { delayMs?: number }): void;
   /** The phrases of the script not yet used. */
@@ -64,6 +65,9 @@ const RATE = 16000;
 const FINAL_AFTER_SECONDS = 0.5;
 const INTERIM_AFTER_SECONDS = 0.1;
 const CONTROL_TYPES = new Set(['KeepAlive', 'Finalize', 'CloseStream']);
+/** Scripted recognition: a chunk this loud (RMS of PCM16) is sound, and this much quiet splits two phrases. */
+const LOUD_RMS = 300;
+const QUIET_GAP = 0.12;
 
 export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<FakeDeepgram> {
   const requests: DeepgramRequestRecord[] = [];
@@ -102,32 +106,57 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws));
   });
 
-  /** Scripted recognition: the utterance's audio so far, and the interim words already sent. */
+  /**
+   * Scripted recognition: the audio of the utterance Parley streams is cut into bursts of sound
+   * (a pause of QUIET_GAP or more between them), and the n-th burst is the n-th phrase of the
+   * script. Interim results show the phrases heard so far, the last one in proportion to its
+   * audio; a Finalize answers with every phrase of the utterance and takes them off the script.
+   */
   function serveScript(ws: WebSocket, result: (text: string, start: number, end: number, extra: object) => void) {
     let received = 0;
     let utteranceStart = 0;
-    let loudSamples = 0;
-    let interimWords = 0;
+    let bursts = 0; // bursts begun in this utterance
+    let burstSeconds = 0; // audio of the current burst so far
+    let quiet = Infinity; // seconds of quiet since the last loud chunk
+    let shown = '';
     const later = (fn: () => void) => setTimeout(() => ws.readyState === ws.OPEN && fn(), scriptDelayMs);
+    const textOf = (phrases: { text: string }[]) => phrases.map((p) => p.text).filter(Boolean).join(' ');
     return {
       audio(samples: Int16Array) {
-        received += samples.length / RATE;
-        for (const v of samples) if (Math.abs(v) > 1000) loudSamples++;
-        const phrase = script?.[0];
-        if (!phrase?.text || loudSamples < RATE * 0.05) return;
-        const words = phrase.text.split(/\s+/);
-        const shown = Math.min(words.length, Math.floor(words.length * (received - utteranceStart) / Math.max(0.1, phrase.seconds)));
-        if (shown <= interimWords) return;
-        interimWords = shown;
+        const seconds = samples.length / RATE;
+        received += seconds;
+        let energy = 0;
+        for (const v of samples) energy += v * v;
+        const loud = Math.sqrt(energy / Math.max(1, samples.length)) > LOUD_RMS;
+        if (!loud) {
+          quiet += seconds;
+          if (bursts) burstSeconds += seconds;
+          return;
+        }
+        if (quiet >= QUIET_GAP) {
+          bursts++;
+          burstSeconds = 0;
+        }
+        quiet = 0;
+        burstSeconds += seconds;
+        const heard = script?.slice(0, bursts) ?? [];
+        const current = heard.at(-1);
+        const words = current?.text.split(/\s+/).filter(Boolean) ?? [];
+        const partial = words.slice(0, Math.min(words.length, Math.floor(words.length * burstSeconds / Math.max(0.1, current?.seconds ?? 1)))).join(' ');
+        const text = [textOf(heard.slice(0, -1)), partial].filter(Boolean).join(' ');
+        if (!text || text === shown) return;
+        shown = text;
         const [start, end] = [utteranceStart, received];
-        later(() => result(words.slice(0, shown).join(' '), start, end, {}));
+        later(() => result(text, start, end, {}));
       },
       finalize() {
-        const speech = loudSamples >= RATE * 0.05;
-        const text = speech ? (script?.shift()?.text ?? '') : '';
+        const text = textOf(script?.splice(0, bursts) ?? []);
         const [start, end] = [utteranceStart, received];
         utteranceStart = received;
-        loudSamples = interimWords = 0;
+        bursts = 0;
+        burstSeconds = 0;
+        quiet = Infinity;
+        shown = '';
         later(() => result(text, start, end, { is_final: true, from_finalize: true }));
       },
     };

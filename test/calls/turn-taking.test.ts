@@ -5,9 +5,7 @@ import { DIALECTS } from '../helpers/dialects.ts';
 import { until } from '../helpers/until.ts';
 import { startElevenLabsFake, type ElevenLabsFake } from '../voice/fakes/elevenlabs.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
-import { concatPcm } from '../voice/fakes/audio.ts';
-import { energyBounds } from '../voice/support/compare.ts';
-import { silence, speech } from '../voice/support/speech.ts';
+import { scriptOf, utter } from '../voice/support/utterances.ts';
 import { connect, talk, type CallClient } from './support/client.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { toolSchema } from '../helpers/fixtures.ts';
@@ -24,41 +22,6 @@ const DG_KEY = 'dg-test-key-0123456789';
 const RATE = 16000;
 const LONG = 'Our opening hours are from nine in the morning until six in the evening. On Saturdays we open at ten and close at four in the afternoon. '
   + 'On Sundays and public holidays the shop stays closed all day long. You can also order online at any time of the day or night.';
-
-/** espeak-ng's speech without its own leading and trailing silence, so the pauses between pieces are the test's. */
-async function spoken(text: string): Promise<Int16Array> {
-  const pcm = await speech(text);
-  const { start, end } = energyBounds(pcm, RATE);
-  return pcm.slice(start, end);
-}
-
-interface Utterance {
-  pcm: Int16Array;
-  /** The fake STT's script for it: each spoken piece a phrase, timed from its own audio. */
-  phrases: { text: string; seconds: number }[];
-}
-
-/**
- * What the caller says: spoken pieces (what the STT will make of them, and the words espeak
- * speaks when they differ) and pauses in seconds. A phrase's words are all shown once 80 % of its
- * audio has arrived.
- */
-async function utter(...parts: (number | { said: string; words?: string })[]): Promise<Utterance> {
-  const pieces: Int16Array[] = [];
-  const phrases: Utterance['phrases'] = [];
-  for (const part of parts) {
-    if (typeof part === 'number') {
-      pieces.push(silence(part));
-      continue;
-    }
-    const pcm = await spoken(part.words ?? part.said.replace(/[^\w\s']/g, ''));
-    pieces.push(pcm);
-    phrases.push({ text: part.said, seconds: (pcm.length / RATE) * 0.8 });
-  }
-  return { pcm: concatPcm(pieces), phrases };
-}
-
-const scriptOf = (...utterances: Utterance[]) => utterances.flatMap((u) => u.phrases);
 
 for (const dialect of DIALECTS) {
   describe(`turn-taking over the WebSocket (${dialect})`, { timeout: 240_000 }, () => {

@@ -95,6 +95,16 @@ async function world() {
 
 type World = Awaited<ReturnType<typeof world>>;
 
+/** Waits until the assistant's audio has stopped for 400 ms: the caller speaks into silence, not over the assistant. */
+async function quiet(client: CallClient): Promise<void> {
+  const until = performance.now() + 20_000;
+  while (performance.now() < until) {
+    const last = client.audio.at(-1)?.at ?? 0;
+    if (performance.now() - last > 400) return;
+    await sleep(50);
+  }
+}
+
 /** Speaks the utterance; answers when the first audio of the answer came, in ms after the last speech frame was sent. */
 async function turn(w: World, client: CallClient, said: Utterance, trailing: number): Promise<number | null> {
   const audioBefore = client.audio.length;
@@ -120,11 +130,12 @@ async function run(w: World, mode: Mode) {
     const said = await Promise.all(COMPLETE.map((text) => utter({ said: text }, 2.2)));
     w.stt.setScript(scriptOf(...said), { delayMs: STT_MS });
     const { id, client } = await w.open(mode);
-    for (const u of said) {
+    for (const [i, u] of said.entries()) {
+      await quiet(client);
       const ms = await turn(w, client, u, 2.2);
       if (ms !== null) out.latencies.push(ms - FIXED_MS);
+      console.log(`  ${mode.padEnd(5)} complete    ${JSON.stringify(COMPLETE[i])}: ${ms === null ? 'no answer' : `answered ${Math.round(ms)} ms after the last speech (our share ${Math.round(ms - FIXED_MS)} ms)`}`);
       await client.next('turn_done', 15_000);
-      await sleep(600);
     }
     client.send({ type: 'end' });
     await client.closed;
@@ -136,7 +147,8 @@ async function run(w: World, mode: Mode) {
     ...await Promise.all(PAUSED.map(([a, ms, b]) => utter({ said: a }, ms / 1000, { said: b }, 2.5))),
     ...await Promise.all(DICTATED.map((groups) => utter(...groups.flatMap(([said, words], i) => [{ said, words }, i < groups.length - 1 ? 0.7 : 3.5])))),
   ];
-  for (const u of inside) {
+  const insideNames = [...PAUSED.map(([a, ms, b]) => `paused    ${JSON.stringify(`${a} (${ms} ms) ${b}`)}`), ...DICTATED.map((g) => `dictated  ${JSON.stringify(g.map(([said]) => said).join(' (0.7 s) '))}`)];
+  for (const [i, u] of inside.entries()) {
     w.stt.setScript(scriptOf(u), { delayMs: STT_MS });
     const { id, client } = await w.open(mode);
     await talk(client, u.pcm);
@@ -147,16 +159,17 @@ async function run(w: World, mode: Mode) {
     out.turns += users.length;
     out.cutoffCases++;
     if (users.length !== 1) out.cutoffs++;
+    console.log(`  ${mode.padEnd(5)} ${insideNames[i]}: ${users.length === 1 ? 'one turn' : `CUT into ${users.length} turns: ${JSON.stringify(users.map((e: any) => e.text))}`}`);
   }
 
   // Sounds over the answer: backchannels and noise must not stop it; barge-ins must within 200 ms of their detection.
   const ask = await utter({ said: 'Tell me your hours.' }, 1.2);
   const over = [
-    ...await Promise.all(BACKCHANNELS.map(async (text) => ({ kind: 'backchannel' as const, u: await utter({ said: `${text[0]!.toUpperCase()}${text.slice(1)}.`, words: text.replace('-', ' ') }, 1.5) }))),
-    ...await Promise.all(NOISES.map(async (seconds) => ({ kind: 'noise' as const, u: await utter({ sound: await noise(seconds) }, 1.5) }))),
-    ...await Promise.all(BARGE_INS.map(async (text) => ({ kind: 'barge' as const, u: await utter({ said: text }, 1.5) }))),
+    ...await Promise.all(BACKCHANNELS.map(async (text) => ({ kind: 'backchannel' as const, name: text, u: await utter({ said: `${text[0]!.toUpperCase()}${text.slice(1)}.`, words: text.replace('-', ' ') }, 1.5) }))),
+    ...await Promise.all(NOISES.map(async (seconds) => ({ kind: 'noise' as const, name: `${seconds} s of noise`, u: await utter({ sound: await noise(seconds) }, 1.5) }))),
+    ...await Promise.all(BARGE_INS.map(async (text) => ({ kind: 'barge' as const, name: text, u: await utter({ said: text }, 1.5) }))),
   ];
-  for (const { kind, u } of over) {
+  for (const { kind, name, u } of over) {
     w.stt.setScript(scriptOf(ask, u), { delayMs: STT_MS });
     const { id, client } = await w.open(mode);
     await talk(client, ask.pcm);
@@ -168,15 +181,20 @@ async function run(w: World, mode: Mode) {
     await sleep(1000);
     const after = client.frames.slice(framesBefore);
     const interrupted = after.some((f) => f.type === 'interrupted');
+    const paused = after.some((f) => f.type === 'turn_paused');
+    let verdict = interrupted ? 'interrupted the answer' : paused ? 'paused it, then it resumed' : 'did not pause it';
     if (kind === 'backchannel' && interrupted) out.falseBack++;
     if (kind === 'noise' && interrupted) out.falseNoise++;
     if (kind === 'barge') {
       const started = after.find((f) => f.type === 'speech_started');
       const at = started ? client.frameTimes[client.frames.indexOf(started)]! : Infinity;
       const late = client.audio.filter((a) => a.at > at + 200 && a.at < at + 900);
-      if (!interrupted || late.length > 0) out.missed++;
+      const missed = !interrupted || late.length > 0;
+      if (missed) out.missed++;
+      verdict += missed ? ` (MISSED: ${late.length} frames more than 200 ms after the speech was detected)` : ', within 200 ms';
       await client.next('turn_done', 15_000).catch(() => undefined);
     }
+    console.log(`  ${mode.padEnd(5)} over-${kind.padEnd(11)} ${JSON.stringify(name)}: ${verdict}`);
     client.send({ type: 'end' });
     await client.closed;
     out.turns += (await w.record(id)).transcript.filter((e: any) => e.role === 'user').length;

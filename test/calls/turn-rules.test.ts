@@ -22,6 +22,9 @@ describe('turn rules: how a transcript reads at a pause', { timeout: 10_000 }, (
     for (const text of ['my number is 555', 'it is 0 1 7 6', 'five five five', 'order number four two seven', 'my email is j o h n', 'john at example dot']) {
       assert.ok(!readCompleteness(text).complete, text);
     }
+    for (const text of ['The order number is 42', 'My code is 8', 'My code is 8 ZX', 'The booking reference is 7 91', 'my pin is 4.', 'Call me on 030 7788']) {
+      assert.ok(!readCompleteness(text).complete, `${text}: a dictation cue before the digits`);
+    }
     assert.ok(readCompleteness('table for 4').complete);
     assert.ok(readCompleteness('I am 42').complete);
   });

@@ -35,6 +35,22 @@ function trailingDigits(words: readonly string[]): number {
   return digits;
 }
 
+/** Words that announce something to be dictated: what follows them is read out in groups. */
+const DICTATION_CUES = new Set(['number', 'code', 'reference', 'ref', 'pin', 'id', 'postcode', 'zip', 'extension', 'account', 'iban', 'serial', 'phone', 'mobile', 'digits']);
+
+/** A piece of something being dictated: digits, a spoken digit, a single letter, or a short code such as "ZX" or "A17". */
+const isCodePiece = (word: string) => /^\d+$/.test(word) || SPOKEN_DIGITS.has(word) || /^\p{L}$/u.test(word) || /^(?=.*\d)[\p{L}\d]{2,6}$/u.test(word);
+
+/** The words end on code pieces announced by a dictation cue ("my number is 42", "the code is 8 ZX"). */
+function dictating(words: readonly string[], raw: string): boolean {
+  // Letters the STT wrote as one capitalised code ("ZX") are a piece too.
+  let i = words.length - 1 - (/\b[A-Z]{2,4}[.?!]?$/.test(raw) ? 1 : 0);
+  while (i >= 0 && isCodePiece(words[i]!)) i--;
+  if (i === words.length - 1) return false;
+  // What leads up to the pieces must announce them: "table for 4" is an answer, "my code is 8" is not.
+  return words.slice(Math.max(0, i - 3), i + 1).some((w) => DICTATION_CUES.has(w));
+}
+
 /** Single letters at the end ("j o h n", "b as in boy"), other than the words "a" and "I". */
 function trailingLetters(words: readonly string[]): number {
   let letters = 0;
@@ -57,7 +73,7 @@ export function readCompleteness(text: string): Completeness {
   if (/(\.\.\.|…|[-–—,;:])$/.test(trimmed)) return { complete: false, reason: 'trails off' };
   const last = words.at(-1)!;
   // Digits and letters: STTs put a full stop after a group the caller has not finished dictating.
-  if (trailingDigits(words) >= 3) return { complete: false, reason: 'a number is being dictated' };
+  if (trailingDigits(words) >= 3 || dictating(words, trimmed)) return { complete: false, reason: 'a number is being dictated' };
   if (trailingLetters(words) >= 2) return { complete: false, reason: 'something is being spelled' };
   // The STT ended the sentence itself ("I think so.", "What are you looking at?"): its word.
   if (/[.?!]["')\]]*$/.test(trimmed)) return { complete: true, reason: /[?]["')\]]*$/.test(trimmed) ? 'a question' : 'the STT ended the sentence' };

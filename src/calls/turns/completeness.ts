@@ -19,6 +19,9 @@ const TRAILING = new Map<string, string>([
   ...FILLERS.map((w) => [w, 'ends on a filler'] as const),
   ...AUXILIARIES.map((w) => [w, 'ends on a word a sentence goes on from'] as const),
 ]);
+/** Verbs that want an object; after "to" or a modal ("I would like to order…", "can I get…") the object is still to come. */
+const WANTING_OBJECT = new Set(['order', 'get', 'book', 'buy', 'have', 'make', 'change', 'cancel', 'know', 'ask', 'tell', 'see', 'add', 'remove', 'schedule', 'reserve', 'pay', 'send', 'bring', 'find', 'check', 'update', 'move', 'give', 'take', 'return', 'report']);
+const BEFORE_OBJECT = new Set(['to', 'can', 'could', 'would', 'will', 'should', 'i', 'we', 'please', "i'd", "we'd", "let's", 'lets', "i'll", "we'll"]);
 const SPOKEN_DIGITS = new Set(['zero', 'oh', 'o', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'double', 'triple', 'hundred', 'thousand', 'dash', 'hyphen']);
 /** Words of an address or a code being spelled: "j o h n at example dot com". */
 const SPELLING = new Set(['dot', 'at', 'underscore', 'dash', 'hyphen', 'slash']);
@@ -63,8 +66,8 @@ function trailingLetters(words: readonly string[]): number {
  * unfinished when the transcript trails off ("…", "-", ","), or while a number (three digits or
  * more) or a spelling is being dictated; complete when the STT ended the sentence (".", "?",
  * "!"); otherwise unfinished when the words end on a conjunction, an article, a preposition, a
- * filler or an auxiliary, or when the STT punctuates and left this sentence open. Anything else
- * reads complete.
+ * filler or an auxiliary, on a verb waiting for its object ("would like to order"), or when the
+ * STT punctuates and left this sentence open. Anything else reads complete.
  */
 export function readCompleteness(text: string): Completeness {
   const trimmed = text.trim();
@@ -80,6 +83,7 @@ export function readCompleteness(text: string): Completeness {
   if (SPELLING.has(last)) return { complete: false, reason: 'something is being spelled' };
   const trailing = TRAILING.get(last);
   if (trailing) return { complete: false, reason: `${trailing} ("${last}")` };
+  if (WANTING_OBJECT.has(last) && BEFORE_OBJECT.has(words.at(-2) ?? '')) return { complete: false, reason: `a verb still waiting for its object ("${words.at(-2)} ${last}")` };
   // A transcript with punctuation elsewhere comes from an STT that punctuates: no end mark means no end yet.
   if (/[.?!,]/.test(trimmed)) return { complete: false, reason: 'the STT did not end the sentence' };
   return { complete: true, reason: 'a whole phrase' };

@@ -87,7 +87,8 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
           live.current = true;
           setState('live');
         }
-        if (frame.type === 'interrupted') audio.current?.clear();
+        // Paused: what is buffered is dropped (the service sends it again if the assistant resumes); interrupted: it will not come.
+        if (frame.type === 'interrupted' || frame.type === 'turn_paused') audio.current?.clear();
         if (frame.type === 'call_ended') setState('ended');
         const at = since();
         setTimeline((t) => applyFrame(t, frame, at));

@@ -58,6 +58,6 @@ export const StrategyParameters = Type.Object(
     vad: Type.Optional(Vad),
     transcriber: Type.Optional(Transcriber),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'LlmGenerationStrategyParameters' },
 );
 export type StrategyParameters = Static<typeof StrategyParameters>;

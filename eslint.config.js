@@ -26,7 +26,7 @@ const layerZones = ORDER.slice(0, -1).map((layer, i) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'bin/', 'console/dist/', 'console/src/api/schema.d.ts', 'sdk/dist/', 'sdk/src/generated/', 'test-results/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'bin/', 'console/dist/', 'sdk/dist/', 'sdk/src/generated/', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -3,7 +3,7 @@ import { ParleyError } from './errors.js';
 import { OPERATIONS } from './generated/operations.js';
 import type { paths } from './generated/schema.js';
 import { realTiming, retrying, type RetryOptions, type Timing } from './retry.js';
-import type { CallOptions, ItemOf, ListOperationId, OperationId, Operations, Page, Result } from './types.js';
+import type { CallOptions, ItemOf, ListOperationId, OperationId, Operations, Page } from './types.js';
 
 export interface ParleyOptions {
   /** Where the service is: `http://127.0.0.1:8080`; '' for the page's own origin in a browser. */
@@ -132,4 +132,3 @@ export function createParley(options: ParleyOptions): ParleyClient {
   });
 }
 
-export type { Result };

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { TSchema } from 'typebox';
 
 /**
  * What makes /openapi.json good input for client generators (docs/api-conventions.md, "The
@@ -13,6 +14,19 @@ type Node = Record<string, unknown>;
 /** A title that names a component: `Assistant`, `AssistantEnvelope`. Other titles stay inline. */
 const COMPONENT = /^[A-Z][A-Za-z0-9]*$/;
 const REF = '#/components/schemas/';
+/** See `documentedAs`. */
+const DOCUMENTED = 'x-documented-as';
+
+/**
+ * A response schema that serialises by `served` and is documented as `documented` (same static
+ * type). For read shapes that are unions: fast-json-stringify picks a `oneOf` branch by validating
+ * the value against each, per item, and throws on one that none matches (a row written before a
+ * type's schema tightened), where a plain object schema writes any stored item out.
+ */
+export function documentedAs<T extends TSchema>(served: TSchema, documented: T): T {
+  return { ...served, [DOCUMENTED]: documented } as unknown as T;
+}
+
 /** Keys whose values are data, not schemas: a `title` inside them means nothing. */
 const DATA_KEYS = new Set(['examples', 'example', 'default', 'const', 'enum']);
 
@@ -44,7 +58,8 @@ class Hoister {
   }
 
   /** The schema itself kept, its titled parts moved to the components. */
-  parts(node: Node): Node {
+  parts(served: Node): Node {
+    const node = isNode(served[DOCUMENTED]) ? served[DOCUMENTED] : served;
     const out: Node = {};
     for (const [key, value] of Object.entries(node)) out[key] = DATA_KEYS.has(key) ? value : this.schema(value);
     this.map(out);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { buildTestApp, type TestApp } from '../helpers/app.ts';
+import { buildTestApp, createTenant, type TestApp } from '../helpers/app.ts';
 
 const run = promisify(execFile);
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -99,6 +99,20 @@ for (const dialect of DIALECTS) {
       assert.equal(name(schemas.Assistant!.properties.extensions.items.$ref), 'LlmExtension');
       assert.equal(name(schemas.AssistantUpdate!.properties.extensions.items.$ref), 'AssistantUpdateLlmExtension');
       assert.equal(name(schemas.Agent!.properties.callEventHooks.items.$ref), 'CallEventHook');
+    });
+
+    it('a stored item no branch of the union matches is still read (the union is documented, not enforced on output)', async () => {
+      const tenant = await createTenant(t);
+      const id = crypto.randomUUID();
+      const at = new Date().toISOString();
+      await t.db.kysely.insertInto('assistants').values({
+        id, organization_id: tenant.organizationId, kind: 'assistant', name: 'Written long ago', system_prompt: null, system_prompt_greeting: null,
+        strategy_id: null, telephone_number_id: null, version: 1, created_at: at, updated_at: at, call_event_hooks: '[]',
+        extensions: JSON.stringify([{ id: crypto.randomUUID(), name: 'lookup', type: 'retired_type', parameters: { a: 1 } }]),
+      }).execute();
+      const res = await t.call('GET', `${tenant.orgPath}/assistants/${id}`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json().data.extensions.map((e: Json) => [e.type, e.parameters]), [['retired_type', { a: 1 }]]);
     });
 
     it('sort is a string with its pattern; creates document Idempotency-Key; servers names the request origin', () => {

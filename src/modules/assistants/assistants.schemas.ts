@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { documentedAs } from '../../http/openapi-components.ts';
 import { DateTime, Name, Uuid } from '../../http/schemas.ts';
 
 export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed'] as const;
@@ -79,8 +80,14 @@ type ExtensionWriteOf<T extends ExtensionType> = Static<ReturnType<typeof extens
 export type ExtensionRead = { [T in ExtensionType]: ExtensionReadOf<T> }[ExtensionType];
 export type ExtensionWrite = { [T in ExtensionType]: ExtensionWriteOf<T> }[ExtensionType];
 
-/** An extension as read: masked secrets read as ********, every other value as it was written. */
-export const Extension = byType<ExtensionRead>(EXTENSION_TYPES.map(extensionRead), 'LlmExtension');
+/**
+ * An extension as read: masked secrets read as ********, every other value as it was written
+ * (and validated by its type's schema then). Documented as the union; written out as any item.
+ */
+export const Extension = documentedAs(
+  Type.Object({ id: Uuid, name: Type.String(), type: Type.String(), parameters: Type.Record(Type.String(), Type.Unknown()) }),
+  byType<ExtensionRead>(EXTENSION_TYPES.map(extensionRead), 'LlmExtension'),
+);
 
 /** An extension in a create or update body. */
 export const ExtensionWrite = byType<ExtensionWrite>(EXTENSION_TYPES.map(extensionWrite), 'AssistantUpdateLlmExtension', {
@@ -120,7 +127,10 @@ const hookWrite = <T extends HookType>(type: T) => Type.Object(
 export type CallEventHookRead = { [T in HookType]: Static<ReturnType<typeof hookRead<T>>> }[HookType];
 export type CallEventHookWrite = { [T in HookType]: Static<ReturnType<typeof hookWrite<T>>> }[HookType];
 
-export const CallEventHook = byType<CallEventHookRead>(HOOK_TYPES.map(hookRead), 'CallEventHook');
+export const CallEventHook = documentedAs(
+  Type.Object({ id: Uuid, type: Type.String(), parameters: Type.Record(Type.String(), Type.String()) }),
+  byType<CallEventHookRead>(HOOK_TYPES.map(hookRead), 'CallEventHook'),
+);
 export const CallEventHookWrite = byType<CallEventHookWrite>(HOOK_TYPES.map(hookWrite), 'AssistantUpdateCallEventHook');
 
 export const Assistant = Type.Object(

@@ -1,4 +1,4 @@
-import type { Schemas } from '@parley/sdk';
+import type { Result, Schemas } from '@parley/sdk';
 
 /** Read shapes and bodies of the API, as its OpenAPI document names them. */
 export type Me = Schemas['Me'];
@@ -15,6 +15,8 @@ export type Call = Schemas['Call'];
 export type Task = Schemas['AgentTask'];
 export type TaskCreate = Schemas['AgentTaskCreate'];
 export type Delivery = Schemas['WebhookDelivery'];
+export type VersionPage = Result<'listAssistantVersions'>;
+export type Version = Result<'getAssistantVersion'>;
 export type ExtensionTestResult = Schemas['ExtensionTestResult'];
 
 export type Kind = 'assistant' | 'agent';

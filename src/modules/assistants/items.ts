@@ -7,7 +7,7 @@ import type { CallEventHookRead, CallEventHookWrite, ExtensionRead, ExtensionWri
 import { toolWebhookProblems, urlProblems } from './tool-webhook.ts';
 
 /** The origin a secret is sent to; a kept (masked) secret never follows a change of it. */
-const originOf = (url: unknown) => (typeof url === 'string' ? (URL.parse(url)?.origin ?? url) : '');
+export const originOf = (url: unknown) => (typeof url === 'string' ? (URL.parse(url)?.origin ?? url) : '');
 
 /** An extension as stored: tool_webhook header values and signingSecret sealed. */
 export interface StoredExtension {
@@ -167,3 +167,4 @@ export function showExtension(item: StoredExtension): ExtensionRead {
 export function showHook(item: StoredHook): CallEventHookRead {
   return { id: item.id, type: item.type as CallEventHookRead['type'], parameters: { url: item.url, secret: MASK } };
 }
+

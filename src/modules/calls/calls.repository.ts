@@ -110,6 +110,8 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     kind: row.kind,
     assistantId: row.kind === 'assistant' ? row.assistant_id : null,
     agentId: row.kind === 'agent' ? row.assistant_id : null,
+    assistantVersion: row.kind === 'assistant' ? row.assistant_version : null,
+    agentVersion: row.kind === 'agent' ? row.assistant_version : null,
     taskId: row.task_id,
     status: row.status,
     transport: readJson<Call['transport']>(row.transport),

@@ -124,6 +124,8 @@ export const Call = Type.Object(
     kind: Type.String({ enum: ['assistant', 'agent'] }),
     assistantId: Nullable(Uuid),
     agentId: Nullable(Uuid),
+    assistantVersion: Nullable(Type.Integer({ minimum: 1, description: "The assistant's version the call runs (…/assistants/{id}/versions/{n}); null for an agent's call" })),
+    agentVersion: Nullable(Type.Integer({ minimum: 1, description: "The agent's version the call runs: its task's pin, else the current one when it started; null for an assistant's call" })),
     taskId: Nullable(Uuid),
     status: Type.String({ enum: [...CALL_STATUSES] }),
     transport: Transport,

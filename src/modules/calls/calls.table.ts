@@ -37,6 +37,8 @@ export interface CallTable {
   sip_credential_id: string | null;
   /** A SIP call: its media statistics (`{ packetsSent, packetsReceived, packetsLost, jitterMs }`), kept when it ends. */
   media: Json | null;
+  /** The version of the assistant or agent the call runs (a task's pin, else the current one when it started). */
+  assistant_version: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

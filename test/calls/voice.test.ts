@@ -102,7 +102,6 @@ for (const dialect of DIALECTS) {
 
       // The caller asks; the STT gets the speech intact, the LLM the transcript.
       const before = stt.receivedAudio().length;
-      const llmBefore = w.llm.requests.length;
       const answerFrom = tts.sent.length;
       const greetingHeard = pcmOf(client.audio).length;
       await talk(client, question);

@@ -4,12 +4,12 @@ import { ping, storageFull } from '../db/database.ts';
 import { Envelope, envelope, errorResponse } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { databaseTrouble } from './db-errors.ts';
-import { publicBase } from './public-url.ts';
+import { servedDocument } from './openapi.ts';
 
 const open = { auth: { scope: 'public' } } as const;
 /** Health probes: no token, and never refused by the flood guard (http/flood.ts). */
 const probe = { ...open, probe: true } as const;
-const Status = Envelope(Type.Object({ status: Type.String() }));
+const Status = Envelope(Type.Object({ status: Type.String() }, { title: 'ServiceStatus' }));
 /** Where `GET /` leads: the web console (src/http/console.ts serves it; /docs is the API reference). */
 export const HOME = '/console/';
 /** /readyz answers within this long, whatever the database does. */
@@ -21,13 +21,13 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/healthz', {
     config: probe,
-    schema: { tags: ['System'], summary: 'The process is up', response: { 200: { ...Status, description: 'The process is up' } } },
+    schema: { tags: ['System'], operationId: 'getHealth', summary: 'The process is up', response: { 200: { ...Status, description: 'The process is up' } } },
   }, async (request) => envelope(request, { status: 'ok' }));
 
   app.get('/readyz', {
     config: probe,
     schema: {
-      tags: ['System'], summary: 'The database answers (within a second)',
+      tags: ['System'], operationId: 'getReadiness', summary: 'The database answers (within a second)',
       response: {
         200: { ...Status, description: 'The database answered' },
         503: errorResponse(503),
@@ -67,8 +67,5 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return app.metrics.metrics();
   });
 
-  // The server is the one the reader reached (or PARLEY_PUBLIC_URL): generated clients and Redocly's "try it" call it.
-  app.get('/openapi.json', { config: open, schema: { hide: true } }, async (request) => ({
-    ...app.swagger(), servers: [{ url: publicBase(app.ctx.config.publicUrl, request), description: 'This Parley service' }],
-  }));
+  app.get('/openapi.json', { config: open, schema: { hide: true } }, async (request) => servedDocument(app.swagger(), app.ctx.config.publicUrl, request));
 };

@@ -25,6 +25,7 @@ export const TwilioVoiceRequest = Type.Object(
 export type TwilioVoiceRequest = Static<typeof TwilioVoiceRequest>;
 
 export const TwiML = Type.String({
+  title: 'TwiML',
   description: 'TwiML: <Connect><Stream url="wss://…/media-stream/…"/></Connect> for a number an assistant answers; ' +
     '<Say> and <Hangup/> for a number none answers; <Reject reason="busy"/> when the organization is at its call limit, ' +
     'or for a CallSid it has answered before (a replayed request)',

@@ -1,7 +1,6 @@
 import formbody from '@fastify/formbody';
 import type { FastifyError } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { errorResponse } from '../../http/envelope.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
 import { isUuid, OrgParams } from '../../http/schemas.ts';

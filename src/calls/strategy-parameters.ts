@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { SAMPLE_RATES } from '../voice/audio/format.ts';
+import { TurnParameters } from './turns/settings.ts';
 
 /*
  * How a call is configured by its strategy: the settings the engine runs a call with. The
@@ -56,8 +57,9 @@ export const StrategyParameters = Type.Object(
     outputSampleRate: Type.Optional(Type.Integer({ enum: [...SAMPLE_RATES], description: 'Hz' })),
     voice: Type.Optional(Voice),
     vad: Type.Optional(Vad),
+    turn: Type.Optional(TurnParameters),
     transcriber: Type.Optional(Transcriber),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'LlmGenerationStrategyParameters' },
 );
 export type StrategyParameters = Static<typeof StrategyParameters>;

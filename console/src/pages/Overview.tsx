@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import { Funnel, Stat, StackedBars } from '../components/Charts';
 import { ErrorBox, SelectField, Status } from '../components/form';
 import { Table } from '../components/Table';
@@ -30,7 +30,7 @@ export default function Overview() {
     if (!readable) return null;
     const to = new Date();
     const query = { from: new Date(to.getTime() - days * DAY).toISOString(), to: to.toISOString() };
-    return data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/analytics/overview', { params: { path: scope, query } }));
+    return inOrganization(api, scope).getAnalyticsOverview({ query });
   }, [api, scope, days, readable]);
 
   return (
@@ -54,6 +54,9 @@ export default function Overview() {
               <Stat label="turn latency, median" value={o.turnLatency.p50Ms === null ? '—' : `${o.turnLatency.p50Ms} ms`} />
               <Stat label="turn latency, p95" value={o.turnLatency.p95Ms === null ? '—' : `${o.turnLatency.p95Ms} ms`} />
               <Stat label={`answered turns`} value={String(o.turnLatency.turns)} />
+              <Stat label="voice response, median" value={o.responseLatency.p50Ms === null ? '—' : `${o.responseLatency.p50Ms} ms`} />
+              <Stat label="voice response, p95" value={o.responseLatency.p95Ms === null ? '—' : `${o.responseLatency.p95Ms} ms`} />
+              <Stat label={`false interruptions of ${o.interruptions.real + o.interruptions.false}`} value={`${(o.interruptions.falseRate * 100).toFixed(1)} %`} />
               <Stat label={`tool errors of ${o.tools.invocations} calls`} value={`${(o.tools.errorRate * 100).toFixed(1)} %`} />
             </div>
             <section className="card" aria-labelledby="per-day">

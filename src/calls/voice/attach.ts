@@ -1,4 +1,5 @@
-import { createVad } from '../../voice/vad.ts';
+import { createVad, type VadSettings } from '../../voice/vad.ts';
+import type { TurnSettings } from '../turns/settings.ts';
 import { OpenAiRealtimeClient } from '../../voice/realtime/openai.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
@@ -61,6 +62,7 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
           ...controlFunctionTools(opening.controls ?? []).map(({ function: f }) => ({ name: f.name, description: f.description ?? '', parameters: f.parameters ?? {} })),
         ],
         vad: plan.vad,
+        turns: plan.turns,
         ...(plan.transcriptionModel ? { transcriptionModel: plan.transcriptionModel } : {}),
         ...(plan.language ? { language: plan.language } : {}),
       }),
@@ -78,9 +80,9 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
       ...(plan.stt.model ? { model: plan.stt.model } : {}), ...(plan.stt.language ? { language: plan.stt.language } : {}),
     }).catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`stt:${plan.stt.provider}`, error))));
     stt = sttSession;
-    const vad = createVad(await kit.vadModel(), plan.vad);
+    const vad = createVad(await kit.vadModel(), listeningVad(plan.vad, plan.turn));
     return new VoicePipeline({
-      link, pacer: kit.pacer, vad,
+      link, pacer: kit.pacer, vad, turn: plan.turn,
       tts: { session: ttsSession, provider: plan.tts.provider },
       stt: { session: sttSession, provider: plan.stt.provider },
       fallbackTts,
@@ -89,4 +91,15 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
     await Promise.all([tts?.close(), stt?.close()]).catch(() => undefined);
     throw error instanceof VoiceOpenError ? error : new VoiceOpenError(providerFailure('voice', error));
   }
+}
+
+/**
+ * With smart endpointing the VAD reports every pause of this length (or minSilence, when shorter),
+ * so the turn-taker can read the words so far while the turn's own silence is still running; with
+ * vad it reports only the strategy's stopDuration, which ends the turn.
+ */
+export const PAUSE_SECONDS = 0.15;
+
+function listeningVad(vad: VadSettings, turn: TurnSettings): VadSettings {
+  return turn.endpointing === 'smart' ? { ...vad, stopDuration: Math.min(PAUSE_SECONDS, turn.minSilence) } : vad;
 }

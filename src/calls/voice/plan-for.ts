@@ -3,6 +3,7 @@ import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName } from '../../voice/tts/index.ts';
 import { vadSettings } from '../../voice/vad.ts';
+import { turnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
 import type { StrategyParameters } from '../strategy-parameters.ts';
 import type { ProviderAccess, VoicePlan } from './plan.ts';
@@ -54,8 +55,10 @@ export async function voicePlanFor(
     const access = await accessFor(resolve, organizationId, 'openai', 'realtime:openai');
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
     const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
+    const turn = turnSettings(parameters.turn);
     return {
       kind: 'realtime', audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      turns: turn.endpointing === 'smart' ? { detection: 'semantic', eagerness: eagernessFor(turn.maxSilence) } : { detection: 'silence' },
       // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
       vad: {
         ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
@@ -76,7 +79,7 @@ export async function voicePlanFor(
   const sttAccess = await accessFor(resolve, organizationId, sttProvider, `stt:${sttProvider}`);
   if (isFailure(sttAccess)) return { kind: 'unusable', audio: format, failure: sttAccess };
   return {
-    kind: 'pipeline', audio: format, vad,
+    kind: 'pipeline', audio: format, vad, turn: turnSettings(parameters.turn),
     tts: { provider: ttsProvider as TtsProviderName, access: ttsAccess, voice },
     stt: {
       provider: sttProvider, access: sttAccess,
@@ -84,4 +87,12 @@ export async function voicePlanFor(
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     },
   };
+}
+
+/**
+ * The semantic VAD's eagerness for a strategy's maxSilence: its longest waits are 2 s (high),
+ * 4 s (medium) and 8 s (low), so the one whose wait is not longer than maxSilence allows.
+ */
+export function eagernessFor(maxSilence: number): 'low' | 'medium' | 'high' {
+  return maxSilence <= 2 ? 'high' : maxSilence <= 4 ? 'medium' : 'low';
 }

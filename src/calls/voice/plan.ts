@@ -2,8 +2,9 @@ import type { LookupFunction } from 'node:net';
 import type { AudioFormat } from '../../voice/audio/format.ts';
 import type { SttProviderName } from '../../voice/stt/stt.ts';
 import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
-import type { RealtimeVad } from '../../voice/realtime/session-config.ts';
+import type { RealtimeSessionSettings, RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
+import type { TurnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
 
 /** Where a provider is reached, and with which key (null: none is sent). */
@@ -20,6 +21,7 @@ export type VoicePlan =
       kind: 'pipeline';
       audio: AudioFormat;
       vad: VadSettings;
+      turn: TurnSettings;
       tts: { provider: TtsProviderName; access: ProviderAccess; voice: VoiceSettings };
       stt: { provider: SttProviderName; access: ProviderAccess; model?: string; language?: string };
     }
@@ -28,6 +30,8 @@ export type VoicePlan =
       audio: AudioFormat;
       /** Only what the strategy sets: the server VAD's own defaults apply to the rest. */
       vad: RealtimeVad;
+      /** smart endpointing: the model's semantic VAD, as eager as the strategy's maxSilence; vad: the server VAD. */
+      turns: RealtimeSessionSettings['turns'];
       access: ProviderAccess;
       model: string;
       voice: VoiceSettings;

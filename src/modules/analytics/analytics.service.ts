@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest } from '../../http/errors.ts';
 import { countTasksByStatus } from '../tasks/tasks.repository.ts';
-import { answeredByPerDay, conclusionsPerDay, toolCalls, turnLatency, type Range } from './analytics.repository.ts';
+import { answeredByPerDay, conclusionsPerDay, interruptions, toolCalls, turnLatency, type Range } from './analytics.repository.ts';
 import { DEFAULT_RANGE_DAYS, MAX_RANGE_DAYS, type AnalyticsOverview, type OverviewQuery } from './analytics.schemas.ts';
 
 const DAY_MS = 86_400_000;
@@ -42,6 +42,8 @@ export async function analyticsOverview(db: { kysely: Kysely<Database>; dialect:
   const perDay = await conclusionsPerDay(kysely, dialect, organizationId, range);
   const answered = await answeredByPerDay(kysely, dialect, organizationId, range);
   const latency = await turnLatency(kysely, organizationId, range);
+  const response = await turnLatency(kysely, organizationId, range, 'response_ms');
+  const cuts = await interruptions(kysely, organizationId, range);
   const tools = await toolCalls(kysely, dialect, organizationId, range);
   const tasks = await countTasksByStatus(kysely, organizationId);
 
@@ -60,6 +62,8 @@ export async function analyticsOverview(db: { kysely: Kysely<Database>; dialect:
     callsPerDay: [...days.values()],
     answeredByPerDay: [...answeredDays.values()],
     turnLatency: { turns: latency.turns, p50Ms: latency.p50, p95Ms: latency.p95 },
+    responseLatency: { turns: response.turns, p50Ms: response.p50, p95Ms: response.p95 },
+    interruptions: { ...cuts, falseRate: cuts.real + cuts.false ? cuts.false / (cuts.real + cuts.false) : 0 },
     tools: { ...tools, errorRate: tools.invocations ? tools.errors / tools.invocations : 0 },
     tasks: {
       pending: tasks.PENDING, scheduled: tasks.SCHEDULED, inProgress: tasks.IN_PROGRESS,

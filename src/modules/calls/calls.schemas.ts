@@ -50,8 +50,24 @@ export const CallStarted = Type.Object(
   { title: 'CallStarted' },
 );
 
+const TurnLatency = Type.Object(
+  {
+    endpointingMs: Type.Integer({ minimum: 0, description: "The caller's last speech to the turn confirmed over (the silence waited for, and the STT's final)" }),
+    llmFirstTokenMs: Type.Integer({ minimum: 0, description: "Turn confirmed to the LLM's first token (0 when a speculative answer had it earlier)" }),
+    ttsFirstAudioMs: Type.Integer({ minimum: 0, description: 'First token (or the confirmation, when later) to the first audio frame sent' }),
+    totalMs: Type.Integer({ minimum: 0, description: "The caller's last speech to the first audio frame of the answer sent: the sum of the three" }),
+  },
+  { title: 'TurnLatency', description: 'Voice calls: where the time to this answer went' },
+);
+const Endpointing = Type.String({ enum: ['smart', 'vad', 'provider'], description: 'Voice calls: how the caller\'s turn was ended: smart (words and silence), vad (silence alone), provider (the STT said the speech ended)' });
+
 const Transport = Type.Object(
-  { type: Type.String({ enum: ['websocket', 'sip'] }), calledNumber: Type.Optional(Type.String()), callingNumber: Type.Optional(Type.String()) },
+  {
+    type: Type.String({ enum: ['websocket', 'sip'] }),
+    calledNumber: Type.Optional(Type.String()),
+    callingNumber: Type.Optional(Type.String({ description: 'E.164 when it reads as a number (bare digits as international, like calledNumber), else as sent; `anonymous` when withheld' })),
+    callingNumberRaw: Type.Optional(Type.String({ description: 'What the trunk (or Twilio) sent, when callingNumber is a reading of it (bare digits read as international). Not in tool webhook requests' })),
+  },
   { title: 'CallTransport' },
 );
 
@@ -61,11 +77,28 @@ const TranscriptEntry = Type.Object({
   at: DateTime,
   latencyMs: Type.Optional(Type.Integer({ description: "Assistant: ms from the end of the user's turn to the first output of this answer" })),
   interrupted: Type.Optional(Type.Boolean({ description: 'Assistant: the caller spoke over it; text is what was heard' })),
+  latency: Type.Optional(TurnLatency),
+  endpointing: Type.Optional(Endpointing),
 }, { title: 'TranscriptEntry' });
 
 const Turn = Type.Object(
-  { index: Type.Integer({ minimum: 0 }), at: DateTime, latencyMs: Type.Integer({ description: "ms from the end of the user's turn to the assistant's first output" }) },
+  {
+    index: Type.Integer({ minimum: 0 }),
+    at: DateTime,
+    latencyMs: Type.Integer({ description: "ms from the end of the user's turn to the assistant's first output" }),
+    latency: Type.Optional(TurnLatency),
+    endpointing: Type.Optional(Endpointing),
+  },
   { title: 'CallTurn' },
+);
+
+const TurnTaking = Type.Object(
+  {
+    falseInterruptions: Type.Integer({ minimum: 0, description: 'Sound over the assistant that paused it but was no interruption (a backchannel, a cough, a word or two)' }),
+    speculativeStarts: Type.Integer({ minimum: 0, description: "Answers started before the caller's turn was confirmed" }),
+    speculativeDiscards: Type.Integer({ minimum: 0, description: 'Of those, dropped because the caller spoke again' }),
+  },
+  { title: 'CallTurnTaking', description: 'A voice call with a speech-to-text pipeline: its turn-taking over the whole call; null for other calls and while the call runs' },
 );
 
 const Failure = Type.Object(
@@ -168,6 +201,7 @@ export const Call = Type.Object(
     media: Nullable(CallMedia),
     answeredBy: AnsweredBy,
     detection: Detection,
+    turnTaking: Nullable(TurnTaking),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),

@@ -162,6 +162,9 @@ export async function endCall(trx: Transaction<Database>, row: LiveRow, end: Cal
   const result = await trx.updateTable('calls').set({
     status: 'ended', ended_at: at, end_reason: end.reason, conclusion_id: conclusionId, token_hash: null,
     lease_owner: null, lease_expires_at: null, failure: end.failure ? JSON.stringify(end.failure) : null, updated_at: at,
+    ...(end.turnStats ? {
+      false_interruptions: end.turnStats.falseInterruptions, speculative_starts: end.turnStats.speculativeStarts, speculative_discards: end.turnStats.speculativeDiscards,
+    } : {}),
   }).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
   await trx.insertInto('conclusions').values({ id: conclusionId, organization_id: row.organization_id, call_id: row.id, outcome: end.outcome, summary: null, transcript, created_at: at }).execute();

@@ -15,6 +15,12 @@ type Say = Parameters<CallOpener>[0];
 
 /** The far end's frames may stop coming (no RTP at all): the wall clock ends a wait this much after its stream deadline. */
 const WALL_SLACK_MS = 1000;
+/**
+ * After the message, the far end's time before the BYE: a phone or a voicemail box plays out (and
+ * records) what its jitter buffer holds only until the BYE comes, and the message's last word
+ * was cut there (a baresip phone under load lost the end of the last sentence).
+ */
+const MESSAGE_TAIL_MS = 500;
 /** Signals kept on the record at most (a call's detection notes a handful). */
 const MAX_SIGNALS = 32;
 
@@ -176,6 +182,7 @@ export class AnsweringDetection {
     const said = await this.#speak(message);
     if (!said) return 'hang_up';
     this.#signal({ signal: said.interrupted ? 'message_cut' : 'message_ended', atMs: this.far.nowMs });
+    if (!said.interrupted) await this.#watch(() => null, this.far.nowMs + MESSAGE_TAIL_MS);
     return this.#act(said.interrupted ? 'message_not_left' : 'left_message');
   }
 

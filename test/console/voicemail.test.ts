@@ -98,7 +98,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
         // The overview: answered-by per day, as bars and as a table.
         await page.getByRole('img', { name: 'Calls per day by who answered' }).waitFor();
         const today = new Date().toISOString().slice(0, 10);
-        await page.getByText('As a table').nth(1).click();
+        await page.getByRole('region', { name: 'Who answered' }).getByText('As a table').click();
         const row = page.getByRole('table', { name: 'Who answered per day' }).getByRole('row').filter({ hasText: today });
         assert.deepEqual(await row.getByRole('cell').allTextContents(), [today, '1', '2', '0', '0']);
         await shoot(page, 'overview-answered-by');

@@ -191,7 +191,7 @@ describe('answering detection', () => {
     await run.play(200);
     assert.equal(run.said.length, 1);
     assert.ok(run.said[0]!.atMs >= call.beep!.endMs && run.said[0]!.atMs <= call.beep!.endMs + 100, `said at ${run.said[0]!.atMs} ms, the beep ended at ${call.beep!.endMs} ms`);
-    await run.play(2500);
+    await run.play(3000); // the message (2 s), then the far end's 500 ms before the BYE
     assert.equal(await run.next, 'hang_up');
     await run.detection.done;
     const last = run.notes.at(-1)!.detection;
@@ -315,7 +315,7 @@ describe('answering detection', () => {
   it('a message left asks for another try only when the agent says so', async () => {
     const call = calls.get('short')!;
     const run = detect(call, { stt: timedStt(call), settings: { retryAfterMessage: true }, sayMs: 1000 });
-    await run.play(call.beep!.endMs + 1500);
+    await run.play(call.beep!.endMs + 2500); // the message (1 s), then the far end's 500 ms before the BYE
     assert.equal(await run.next, 'hang_up');
     assert.deepEqual(run.detection.taskOutcome, { status: 'voicemail_left', retry: true });
   });

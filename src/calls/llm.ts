@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { CallFailure } from './failure.ts';
 import type { ToolCallRequest } from './tool-call.ts';
+import { ToolCallAssembler } from './tool-call-assembler.ts';
 
 export interface LlmSettings {
   model: string;
@@ -123,8 +124,7 @@ async function streamRound(client: OpenAI, request: LlmRoundRequest, signal: Abo
     { signal },
   );
   let text = '';
-  // Tool calls arrive in pieces, keyed by index: the id and name once, the arguments in parts.
-  const calls: ToolCallRequest[] = [];
+  const calls = new ToolCallAssembler();
   for await (const chunk of stream) {
     onChunk();
     const delta = chunk.choices[0]?.delta;
@@ -133,14 +133,9 @@ async function streamRound(client: OpenAI, request: LlmRoundRequest, signal: Abo
       text += delta.content;
       onDelta(delta.content);
     }
-    for (const piece of delta.tool_calls ?? []) {
-      const call = (calls[piece.index] ??= { id: '', name: '', arguments: '' });
-      if (piece.id) call.id = piece.id;
-      if (piece.function?.name) call.name = piece.function.name;
-      if (piece.function?.arguments) call.arguments += piece.function.arguments;
-    }
+    for (const piece of delta.tool_calls ?? []) calls.add(piece);
   }
-  const toolCalls = calls.filter(Boolean).map((c) => (c.id ? c : { ...c, id: `call_${crypto.randomUUID().replaceAll('-', '')}` }));
+  const toolCalls = calls.done();
   return { text, toolCalls };
 }
 

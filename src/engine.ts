@@ -1,5 +1,6 @@
 import type { CallEngine } from './calls/engine.ts';
-import { createLlm, type Llm } from './calls/llm.ts';
+import type { Llm } from './calls/llm.ts';
+import { platformLlm } from './calls/providers/access.ts';
 import { createCallRuntime } from './calls/runtime.ts';
 import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
 import type { Context } from './context.ts';
@@ -42,8 +43,9 @@ export interface ComposedEngine {
 export async function composeEngine(ctx: Context, deps: CallDeps, options: EngineOptions = {}): Promise<ComposedEngine> {
   const { config } = ctx;
   const store = callStore(deps);
-  const llm = options.llm ?? createLlm({
-    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  const platform = platformLlm(config);
+  const llm = options.llm ?? platform.provider.llm.create({
+    baseUrl: platform.baseUrl, apiKey: platform.apiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
   });
   const runtime = createCallRuntime({
     llm,

@@ -28,7 +28,7 @@ export interface CallEngine {
 /** The providers a plan names, as the record notes them. */
 function providersOf(plan: VoicePlan | null): Record<string, string> | null {
   if (plan?.kind === 'pipeline') return { tts: plan.tts.provider, stt: plan.stt.provider };
-  if (plan?.kind === 'realtime') return { realtime: 'openai' };
+  if (plan?.kind === 'realtime') return { realtime: plan.provider };
   return null;
 }
 

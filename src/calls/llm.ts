@@ -29,7 +29,8 @@ export interface Llm {
   round(request: LlmRoundRequest): Promise<LlmRound>;
 }
 
-export interface LlmOptions {
+export interface LlmClientOptions {
+  /** null: the provider's public API. */
   baseUrl: string | null;
   apiKey: string | null;
   /** No first token within this long: the answer stalled. */
@@ -51,7 +52,7 @@ export class LlmStallError extends Error {
  * environment is given explicitly, so config.ts stays the only reader of process.env. Without
  * an API key no Authorization header is sent (local servers such as Ollama need none).
  */
-export function createLlm(options: LlmOptions): Llm {
+export function createLlm(options: LlmClientOptions): Llm {
   const client = new OpenAI({
     // The SDK insists on a key; without one configured, the placeholder is never sent (see defaultHeaders).
     apiKey: options.apiKey ?? 'none',
@@ -83,7 +84,7 @@ export function createLlm(options: LlmOptions): Llm {
 }
 
 /** One round with its own controller (the SDK leaves a listener on the signal it is given) and a stall watchdog. */
-async function watchedRound(client: OpenAI, request: LlmRoundRequest, options: LlmOptions): Promise<LlmRound> {
+async function watchedRound(client: OpenAI, request: LlmRoundRequest, options: LlmClientOptions): Promise<LlmRound> {
   const round = new AbortController();
   const abort = () => round.abort();
   request.signal.addEventListener('abort', abort, { once: true });

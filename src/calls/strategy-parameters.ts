@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { SAMPLE_RATES } from '../voice/audio/format.ts';
+import { namesOf } from './providers/registry.ts';
 
 /*
  * How a call is configured by its strategy: the settings the engine runs a call with. The
@@ -11,11 +12,10 @@ const unit = (description: string) => Type.Number({ minimum: 0, maximum: 1, desc
 const seconds = (description: string) => Type.Number({ minimum: 0, maximum: 10, description: `${description}, in seconds` });
 
 export const STRATEGY_TYPES = ['text_to_speech', 'speech_to_speech'] as const;
-const VOICE_PROVIDERS = ['elevenlabs', 'openai', 'azure', 'google', 'cartesia', 'deepgram', 'espeak'] as const;
 
 const Voice = Type.Object(
   {
-    provider: Type.Optional(Type.String({ enum: [...VOICE_PROVIDERS], description: 'Speech provider' })),
+    provider: Type.Optional(Type.String({ enum: namesOf('tts'), description: 'Speech provider; none: espeak (local, no account)' })),
     voiceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     modelId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
@@ -38,11 +38,9 @@ const Vad = Type.Object(
   { additionalProperties: false },
 );
 
-const TRANSCRIBER_PROVIDERS = ['deepgram', 'openai'] as const;
-
 const Transcriber = Type.Object(
   {
-    provider: Type.String({ enum: [...TRANSCRIBER_PROVIDERS], description: 'Speech-to-text provider; openai also reaches self-hosted Whisper servers with that API' }),
+    provider: Type.String({ enum: namesOf('stt'), description: 'Speech-to-text provider; openai also reaches self-hosted Whisper servers with that API' }),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The provider default when absent' })),
     language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47, e.g. en or en-US' })),
   },

@@ -2,6 +2,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { PROVIDER_VARIABLES } from '../../src/calls/providers/registry.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { resolveProviderAccess } from '../../src/modules/providers/providers.service.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
@@ -20,11 +21,11 @@ const PLATFORM = {
 };
 
 describe('provider settings in the environment', () => {
-  const load = (env: Record<string, string>) => loadConfig(env, { database: { dialect: 'sqlite', filename: ':memory:' }, secretKey: randomBytes(32) });
+  const load = (env: Record<string, string>) => loadConfig(env, { database: { dialect: 'sqlite', filename: ':memory:' }, secretKey: randomBytes(32) }, PROVIDER_VARIABLES);
 
   it('reads keys and base URLs, empty meaning none, and refuses a base URL that is not http(s) or ws(s) or carries credentials', () => {
     const config = load({ ELEVENLABS_API_KEY: 'e', DEEPGRAM_BASE_URL: 'wss://dg.example', CARTESIA_API_KEY: '' });
-    assert.deepEqual([config.elevenlabsApiKey, config.deepgramBaseUrl, config.cartesiaApiKey, config.cartesiaBaseUrl], ['e', 'wss://dg.example', null, null]);
+    assert.deepEqual(config.providerEnv, { ELEVENLABS_API_KEY: 'e', DEEPGRAM_BASE_URL: 'wss://dg.example' });
     for (const bad of ['ftp://dg.example', 'dg.example', 'wss://user:secret@dg.example']) {
       assert.throws(() => load({ DEEPGRAM_BASE_URL: bad }), (err: unknown) => err instanceof ConfigError && /DEEPGRAM_BASE_URL/.test(err.message) && !err.message.includes('secret'), bad);
     }

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { data, ok } from '../api/client';
+import { bodySchema, schemaAt, useDocument } from '../api/document';
 import type { ProviderCredential, ProviderName } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
 import { Table, when } from '../components/Table';
@@ -8,7 +9,6 @@ import { useCan, useScope, useSession } from '../session';
 
 const LIST = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/provider-credentials';
 const ONE = `${LIST}/{providerCredentialId}` as const;
-const PROVIDERS: readonly ProviderName[] = ['deepgram', 'elevenlabs', 'cartesia', 'openai', 'twilio'];
 /** A credential reads back its key as this; sent back, the API keeps the stored key. */
 const MASK = '********';
 
@@ -19,6 +19,9 @@ export default function Providers() {
   const scope = useScope();
   const writable = useCan()('providers:write');
   const list = useLoad(() => data(api.GET(LIST, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
+  // The providers the service takes credentials for, read off its OpenAPI document (the provider registry's list).
+  const doc = useDocument();
+  const providers = (schemaAt(doc.data ? bodySchema(doc.data, LIST, 'post') : undefined, ['provider'])?.enum ?? []) as ProviderName[];
   const taken = new Set((list.data ?? []).map((c) => c.provider));
   return (
     <>
@@ -35,7 +38,8 @@ export default function Providers() {
             {list.data.map((c) => <CredentialRow key={c.id} credential={c} writable={writable} onChanged={list.reload} />)}
           </Table>
         ))}
-        {writable && taken.size < PROVIDERS.length && <CredentialForm key={taken.size} providers={PROVIDERS.filter((p) => !taken.has(p))} onSaved={list.reload} />}
+        <ErrorBox error={doc.error} />
+        {writable && taken.size < providers.length && <CredentialForm key={taken.size} providers={providers.filter((p) => !taken.has(p))} onSaved={list.reload} />}
       </section>
     </>
   );
@@ -93,7 +97,7 @@ function CredentialForm({ providers, existing, onSaved, onCancel }: FormProps) {
   const { api } = useSession();
   const scope = useScope();
   const [form, setForm] = useState({
-    provider: existing?.provider ?? providers[0] ?? 'deepgram', apiKey: '', baseUrl: existing?.baseUrl ?? '', accountSid: existing?.accountSid ?? '',
+    provider: existing?.provider ?? providers[0] ?? ('' as ProviderName), apiKey: '', baseUrl: existing?.baseUrl ?? '', accountSid: existing?.accountSid ?? '',
   });
   const [error, setError] = useState<unknown>(null);
   const details = detailsOf(error);

@@ -1,10 +1,10 @@
 import { createVad } from '../../voice/vad.ts';
-import { OpenAiRealtimeClient } from '../../voice/realtime/openai.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { TtsSession } from '../../voice/tts/index.ts';
 import type { CallFailure } from '../failure.ts';
 import type { Log } from '../record.ts';
 import { controlFunctionTools, type ControlTool } from '../control-tools.ts';
+import { descriptorOf } from '../providers/registry.ts';
 import type { ToolWebhook } from '../tools.ts';
 import type { VoiceKit } from './kit.ts';
 import type { AudioLink } from './link.ts';
@@ -48,9 +48,11 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
   // eSpeak is local: its opening needs no bound (and the call's opening signal may long have expired).
   const fallbackTts = () => kit.tts('espeak').open({ apiKey: null, baseUrl: '', voice: {}, signal: new AbortController().signal });
   if (plan.kind === 'realtime') {
+    const realtime = descriptorOf(plan.provider)?.realtime;
+    if (!realtime) throw new VoiceOpenError({ source: `realtime:${plan.provider}`, statusCode: null, message: `${plan.provider} has no realtime model` });
     return new RealtimeVoice({
       link, pacer: kit.pacer, fallbackTts, log: opening.log,
-      connect: (connectSignal) => OpenAiRealtimeClient.connect({
+      connect: (connectSignal) => realtime.connect({
         ...plan.access, signal: connectSignal,
         model: plan.model,
         instructions: opening.instructions ?? '',

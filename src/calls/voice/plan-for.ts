@@ -1,38 +1,18 @@
 import type { AudioFormat, Encoding } from '../../voice/audio/format.ts';
 import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
-import type { SttProviderName } from '../../voice/stt/stt.ts';
-import type { TtsProviderName } from '../../voice/tts/index.ts';
 import { vadSettings } from '../../voice/vad.ts';
-import type { CallFailure } from '../failure.ts';
+import { accessFor, isFailure, type ResolveAccess } from '../providers/access.ts';
+import { descriptorOf, providersOf, type ProviderName } from '../providers/registry.ts';
 import type { StrategyParameters } from '../strategy-parameters.ts';
-import type { ProviderAccess, VoicePlan } from './plan.ts';
+import type { VoicePlan } from './plan.ts';
 
-/** Providers that need a key (eSpeak is local and needs none). */
-export type KeyedProvider = 'openai' | 'elevenlabs' | 'deepgram' | 'cartesia';
+/** What a strategy that names no voice speaks with: local, no account. */
+const DEFAULT_TTS: ProviderName = 'espeak';
+/** What a strategy that names no transcriber listens with; it also reaches self-hosted Whisper servers. */
+const DEFAULT_STT: ProviderName = 'openai';
 
-/**
- * Where an organization's calls reach a provider, and with which key; null when it has no key
- * to use; `refused` when the organization's base URL is one the egress policy refuses.
- */
-export type ResolveAccess = (organizationId: string, provider: KeyedProvider) => Promise<ProviderAccess | { refused: string } | null>;
-
-const SPEAKING: readonly string[] = ['elevenlabs', 'openai', 'cartesia', 'espeak'] satisfies TtsProviderName[];
-const ENV_KEY: Record<KeyedProvider, string> = { openai: 'OPENAI_API_KEY', elevenlabs: 'ELEVENLABS_API_KEY', deepgram: 'DEEPGRAM_API_KEY', cartesia: 'CARTESIA_API_KEY' };
-
-const noKey = (source: string, provider: KeyedProvider) => ({
-  source, statusCode: null,
-  message: `no ${provider} key: add a ${provider} provider credential to the organization, or set ${ENV_KEY[provider]}`,
-});
-
-/** The access to use, or why there is none (the call fails at start with this failure). */
-async function accessFor(resolve: ResolveAccess, organizationId: string, provider: KeyedProvider, source: string): Promise<ProviderAccess | CallFailure> {
-  const access = await resolve(organizationId, provider);
-  if (!access) return noKey(source, provider);
-  if ('refused' in access) return { source, statusCode: null, message: `the ${provider} credential's baseUrl: ${access.refused}` };
-  return access;
-}
-
-const isFailure = (value: ProviderAccess | CallFailure): value is CallFailure => 'source' in value;
+/** The providers Parley can speak with (a factory in their descriptor), for the message of one it cannot. */
+const speaking = () => providersOf('tts').filter((d) => d.tts.open).map((d) => d.name);
 
 /**
  * How a voice call runs, from its strategy (type, voice, vad, transcriber) and the keys its
@@ -51,33 +31,34 @@ export async function voicePlanFor(
   const { provider: voiceProvider, ...voiceFields } = parameters.voice ?? {};
   const voice = { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) };
   if (strategy?.type === 'speech_to_speech') {
-    const access = await accessFor(resolve, organizationId, 'openai', 'realtime:openai');
+    const realtime = providersOf('realtime')[0]!.name;
+    const access = await accessFor(resolve, organizationId, realtime, `realtime:${realtime}`);
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
     const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
     return {
-      kind: 'realtime', audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      kind: 'realtime', provider: realtime, audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
       // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
       vad: {
         ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
         ...(stopDuration !== undefined ? { stopDuration } : {}),
         ...(backbufferDuration !== undefined ? { backbufferDuration } : {}),
       },
-      ...(parameters.transcriber?.provider === 'openai' && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
+      ...(parameters.transcriber?.provider === realtime && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     };
   }
-  const ttsProvider = voiceProvider ?? 'espeak';
-  if (!SPEAKING.includes(ttsProvider)) {
-    return { kind: 'unusable', audio: format, failure: { source: `tts:${ttsProvider}`, statusCode: null, message: `Parley cannot speak with ${ttsProvider} yet; choose ${SPEAKING.join(', ')}` } };
+  const ttsProvider = (voiceProvider ?? DEFAULT_TTS) as ProviderName;
+  if (!descriptorOf(ttsProvider)?.tts?.open) {
+    return { kind: 'unusable', audio: format, failure: { source: `tts:${ttsProvider}`, statusCode: null, message: `Parley cannot speak with ${ttsProvider} yet; choose ${speaking().join(', ')}` } };
   }
-  const ttsAccess = ttsProvider === 'espeak' ? { apiKey: null, baseUrl: '' } : await accessFor(resolve, organizationId, ttsProvider as KeyedProvider, `tts:${ttsProvider}`);
+  const ttsAccess = descriptorOf(ttsProvider)?.credential ? await accessFor(resolve, organizationId, ttsProvider, `tts:${ttsProvider}`) : { apiKey: null, baseUrl: '' };
   if (isFailure(ttsAccess)) return { kind: 'unusable', audio: format, failure: ttsAccess };
-  const sttProvider: SttProviderName = parameters.transcriber?.provider === 'deepgram' ? 'deepgram' : 'openai';
+  const sttProvider = (parameters.transcriber?.provider ?? DEFAULT_STT) as ProviderName;
   const sttAccess = await accessFor(resolve, organizationId, sttProvider, `stt:${sttProvider}`);
   if (isFailure(sttAccess)) return { kind: 'unusable', audio: format, failure: sttAccess };
   return {
     kind: 'pipeline', audio: format, vad,
-    tts: { provider: ttsProvider as TtsProviderName, access: ttsAccess, voice },
+    tts: { provider: ttsProvider, access: ttsAccess, voice },
     stt: {
       provider: sttProvider, access: sttAccess,
       ...(parameters.transcriber?.model ? { model: parameters.transcriber.model } : {}),

@@ -1,18 +1,10 @@
-import type { LookupFunction } from 'node:net';
 import type { AudioFormat } from '../../voice/audio/format.ts';
-import type { SttProviderName } from '../../voice/stt/stt.ts';
-import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
+import type { VoiceSettings } from '../../voice/tts/index.ts';
 import type { RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
 import type { CallFailure } from '../failure.ts';
-
-/** Where a provider is reached, and with which key (null: none is sent). */
-export interface ProviderAccess {
-  apiKey: string | null;
-  baseUrl: string;
-  /** Set when the base URL is a tenant's: every connection resolves its host through the egress policy. */
-  lookup?: LookupFunction | undefined;
-}
+import type { ProviderAccess } from '../providers/access.ts';
+import type { ProviderName } from '../providers/registry.ts';
 
 /** How a voice call sounds and listens, from its strategy and the organization's provider keys. */
 export type VoicePlan =
@@ -20,11 +12,13 @@ export type VoicePlan =
       kind: 'pipeline';
       audio: AudioFormat;
       vad: VadSettings;
-      tts: { provider: TtsProviderName; access: ProviderAccess; voice: VoiceSettings };
-      stt: { provider: SttProviderName; access: ProviderAccess; model?: string; language?: string };
+      tts: { provider: ProviderName; access: ProviderAccess; voice: VoiceSettings };
+      stt: { provider: ProviderName; access: ProviderAccess; model?: string; language?: string };
     }
   | {
       kind: 'realtime';
+      /** The provider of the realtime model (the registry's one with `realtime`). */
+      provider: ProviderName;
       audio: AudioFormat;
       /** Only what the strategy sets: the server VAD's own defaults apply to the rest. */
       vad: RealtimeVad;

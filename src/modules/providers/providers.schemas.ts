@@ -1,9 +1,12 @@
 import { Type, type Static } from 'typebox';
+import { namesOf, type ProviderName } from '../../calls/providers/registry.ts';
 import { DateTime, Uuid } from '../../http/schemas.ts';
 import { MASK } from '../../crypto/secret-box.ts';
 
-export const PROVIDERS = ['elevenlabs', 'deepgram', 'cartesia', 'openai', 'twilio'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+export type { ProviderName };
+
+/** The providers an organization can hold a credential for (the registry's, in its order). */
+const PROVIDERS = namesOf('credential');
 
 const Provider = Type.Unsafe<ProviderName>(Type.String({
   enum: [...PROVIDERS],

@@ -1,3 +1,5 @@
+import { platformAccess } from '../../calls/providers/access.ts';
+import { descriptorOf } from '../../calls/providers/registry.ts';
 import type { Context } from '../../context.ts';
 import { MASK } from '../../crypto/secret-box.ts';
 import { bumpCounter } from '../../db/counters.ts';
@@ -32,14 +34,16 @@ export function baseUrlProblems(value: string, allow: AllowList): ErrorDetail[] 
 const sameDestination = (a: string | null, b: string | null) =>
   (a === null ? null : (URL.parse(a)?.href ?? a)) === (b === null ? null : (URL.parse(b)?.href ?? b));
 
+/** What the provider's credential rules (its registry descriptor) say of the body's fields. */
 function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate, allow: AllowList): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
+  const rules = descriptorOf(body.provider)?.credential;
   if (body.baseUrl != null) {
     // Twilio's auth token is never sent anywhere: it only checks the signatures of Twilio's requests.
-    if (body.provider === 'twilio') problems.push({ path: 'baseUrl', message: 'a twilio credential has no baseUrl: its auth token only checks the signatures of Twilio\'s requests' });
+    if (rules?.baseUrl === 'none') problems.push({ path: 'baseUrl', message: `a ${body.provider} credential has no baseUrl: its key is never sent anywhere, it only checks the signatures of the provider's requests` });
     else problems.push(...baseUrlProblems(body.baseUrl, allow));
   }
-  if (body.accountSid != null && body.provider !== 'twilio') problems.push({ path: 'accountSid', message: 'only a twilio credential carries an accountSid' });
+  if (body.accountSid != null && !rules?.accountSid) problems.push({ path: 'accountSid', message: `a ${body.provider} credential carries no accountSid (only a twilio credential does)` });
   return problems;
 }
 
@@ -131,17 +135,6 @@ export interface ProviderAccess {
   accountSid: string | null;
 }
 
-/** The operator's key and base URL of each provider; Twilio has none (every organization brings its own account). */
-function platformAccess(config: Context['config'], provider: ProviderName): { apiKey: string | null; baseUrl: string | null } {
-  switch (provider) {
-    case 'elevenlabs': return { apiKey: config.elevenlabsApiKey, baseUrl: config.elevenlabsBaseUrl };
-    case 'deepgram': return { apiKey: config.deepgramApiKey, baseUrl: config.deepgramBaseUrl };
-    case 'cartesia': return { apiKey: config.cartesiaApiKey, baseUrl: config.cartesiaBaseUrl };
-    case 'openai': return { apiKey: config.openaiApiKey, baseUrl: config.openaiBaseUrl };
-    case 'twilio': return { apiKey: null, baseUrl: null };
-  }
-}
-
 /**
  * The key and base URL a call of this organization uses for a provider: the organization's own
  * credential if it has one (its baseUrl, else the platform's), else the platform's environment
@@ -149,7 +142,8 @@ function platformAccess(config: Context['config'], provider: ProviderName): { ap
  * organization's own row is ever read, so one tenant's key never serves another's call.
  */
 export async function resolveProviderAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, organizationId: string, provider: ProviderName): Promise<ProviderAccess | null> {
-  const platform = platformAccess(ctx.config, provider);
+  const descriptor = descriptorOf(provider);
+  const platform = descriptor ? platformAccess(ctx.config, descriptor) : { apiKey: null, baseUrl: null };
   const row = await findCredentialOfProvider(ctx.db.kysely, organizationId, provider);
   if (row) {
     let apiKey: string;
@@ -161,8 +155,8 @@ export async function resolveProviderAccess(ctx: Pick<Context, 'db' | 'secrets' 
     }
     return { apiKey, baseUrl: row.base_url ?? platform.baseUrl, source: 'organization', egressChecked: row.base_url !== null, accountSid: row.account_sid };
   }
-  // A platform base URL without a key serves only openai: OPENAI_BASE_URL may name a local
-  // OpenAI-compatible server that needs none. The other providers always need a key.
-  if (platform.apiKey === null && !(provider === 'openai' && platform.baseUrl !== null)) return null;
+  // A platform base URL without a key serves only where the descriptor says so (OPENAI_BASE_URL
+  // may name a local OpenAI-compatible server that needs none); the other providers need a key.
+  if (platform.apiKey === null && !(descriptor?.platform?.keyless && platform.baseUrl !== null)) return null;
   return { ...platform, source: 'platform', egressChecked: false, accountSid: null };
 }

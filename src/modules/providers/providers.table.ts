@@ -3,7 +3,7 @@ import type { Timestamp } from '../../db/schema.ts';
 export interface ProviderCredentialTable {
   id: string;
   organization_id: string;
-  /** elevenlabs, deepgram, cartesia, openai or twilio; unique per organization. */
+  /** A provider of the registry that takes credentials (src/calls/providers/registry.ts); unique per organization. */
   provider: string;
   /** Sealed with the secret box (`enc:v1:…`); opened only to call the provider or check its signatures. */
   api_key_sealed: string;

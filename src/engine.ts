@@ -49,6 +49,7 @@ export async function composeEngine(ctx: Context, deps: CallDeps, options: Engin
   });
   const runtime = createCallRuntime({
     llm,
+    llmTimeouts: { firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs },
     send: (request) => ctx.egress.request(request),
     clock: ctx.clock,
     limits: {

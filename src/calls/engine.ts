@@ -1,3 +1,4 @@
+import { callLlm } from './call-llm.ts';
 import type { CallFailure } from './failure.ts';
 import type { CallSetup, Log } from './record.ts';
 import type { CallRuntime } from './runtime.ts';
@@ -25,11 +26,13 @@ export interface CallEngine {
   voice: VoiceKit;
 }
 
-/** The providers a plan names, as the record notes them. */
-function providersOf(plan: VoicePlan | null): Record<string, string> | null {
-  if (plan?.kind === 'pipeline') return { tts: plan.tts.provider, stt: plan.stt.provider };
+/** The providers a call's setup names, as the record notes them: its LLM, and a voice call's speech providers or realtime model. */
+function providersOf(setup: CallSetup): Record<string, string> | null {
+  const plan = setup.voice;
   if (plan?.kind === 'realtime') return { realtime: plan.provider };
-  return null;
+  const llm = { llm: setup.llm?.choices[0].provider ?? 'openai' };
+  if (plan?.kind === 'pipeline') return { ...llm, tts: plan.tts.provider, stt: plan.stt.provider };
+  return llm;
 }
 
 /**
@@ -52,18 +55,21 @@ export async function prepareCall({ store, setups }: Pick<CallEngine, 'store' | 
     await store.fail(call.id, 'error', { source: 'setup', statusCode: null, message: 'the assistant or agent was deleted' });
     return null;
   }
-  const providers = providersOf(setup.voice);
+  const providers = providersOf(setup);
   if (setup.unfilled.length || providers) await store.noteSetup(call.id, { unfilled: setup.unfilled, providers });
   return setup;
 }
 
 /** The session of a prepared call, tracked by the runtime (its heartbeat, its shutdown). Call start() on it. */
 export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' | 'runtime' | 'voice'>, setup: CallSetup, log: Log): CallSession {
+  const llm = callLlm(runtime, setup.llm);
   const session = new CallSession(setup, {
-    llm: runtime.llm, send: runtime.send, clock: runtime.clock, log, limits: runtime.limits, recorder: store.recorder(setup.callId),
+    llm, send: runtime.send, clock: runtime.clock, log, limits: runtime.limits, recorder: store.recorder(setup.callId),
     timers: voice.clock,
   });
   runtime.track(session);
+  // A client of the call's own (an organization's provider) closes with the call.
+  if (llm !== runtime.llm) void session.done.then(() => llm.close?.());
   return session;
 }
 

@@ -4,6 +4,7 @@ import type { Timers } from './dtmf.ts';
 import type { CallFailure } from './failure.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
+import type { LlmPlan } from './llm-plan.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
 import type { ToolWebhook } from './tools.ts';
 import type { VoicePlan } from './voice/plan.ts';
@@ -73,6 +74,10 @@ export interface CallSetup {
   controls: ControlTool[];
   /** A voice call's plan; null for a text call. */
   voice: VoicePlan | null;
+  /** The call's LLMs (the primary, then its fallbacks); absent: the platform's LLM only. */
+  llm?: LlmPlan;
+  /** Set when the call cannot run (an LLM it names has no key): it fails as it starts, saying why. */
+  failure?: CallFailure | null;
 }
 
 export interface SessionLimits {

@@ -5,8 +5,15 @@ import type { Log, SessionLimits } from './record.ts';
 import type { CallSession } from './session.ts';
 import type { EgressSend } from './tool-call.ts';
 
+/** How long an LLM answer may take to begin, and to go on, before it counts as stalled. */
+export interface LlmTimeouts {
+  firstTokenMs: number;
+  tokenGapMs: number;
+}
+
 export interface CallRuntimeOptions {
   llm: Llm;
+  llmTimeouts: LlmTimeouts;
   send: EgressSend;
   clock: Clock;
   limits: SessionLimits;
@@ -18,7 +25,10 @@ export interface CallRuntimeOptions {
 
 /** What every call of the process shares: the LLM client, the egress client, the live sessions and their heartbeat. */
 export interface CallRuntime {
+  /** The platform's LLM, shared by every call whose strategy names none. */
   readonly llm: Llm;
+  /** The stall limits of the LLM clients a call makes of its own. */
+  readonly llmTimeouts: LlmTimeouts;
   readonly send: EgressSend;
   readonly clock: Clock;
   readonly limits: SessionLimits;
@@ -46,6 +56,7 @@ export function createCallRuntime(options: CallRuntimeOptions): CallRuntime {
   const heartbeat = setInterval(() => void beat(), Math.max(100, options.leaseMs / 3)).unref();
   return {
     llm: options.llm,
+    llmTimeouts: options.llmTimeouts,
     send: options.send,
     clock: options.clock,
     limits: options.limits,

@@ -3,7 +3,8 @@
 // piece has one and by index otherwise.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createLlm, type Llm } from '../../src/calls/llm.ts';
+import type { Llm } from '../../src/calls/llm.ts';
+import { createLlm } from '../../src/calls/llm-openai.ts';
 import { startLlmServer, type LlmServer } from './support/llm-server.ts';
 
 const fn = (name: string, args: string) => ({ type: 'function', function: { name, arguments: args } });

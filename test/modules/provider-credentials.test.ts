@@ -204,6 +204,10 @@ for (const dialect of DIALECTS) {
         [{ provider: 'twilio', apiKey: 'k', accountSid: 'AC123' }, 'accountSid'],
         [{ provider: 'twilio', apiKey: 'k', baseUrl: 'https://api.twilio.com' }, 'baseUrl'],
         [{ provider: 'deepgram', apiKey: 'k', colour: 'blue' }, 'colour'],
+        [{ provider: 'deepgram' }, 'apiKey'],
+        [{ provider: 'anthropic', apiKey: null }, 'apiKey'],
+        [{ provider: 'openai_compatible' }, 'baseUrl'],
+        [{ provider: 'openai_compatible', apiKey: 'k', baseUrl: null }, 'baseUrl'],
       ];
       for (const [body, path] of cases) {
         const res = await call('POST', url, { body });
@@ -217,6 +221,28 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(changed.json().error.details.map((d: { path: string }) => d.path), ['provider']);
       for (const [body] of cases.slice(5, 13)) assert.equal((await call('PUT', location, { body })).statusCode, 400, JSON.stringify(body));
       assert.equal((await access(a.organizationId, 'deepgram'))?.apiKey, key('deepgram-3'), 'unchanged');
+      assert.equal((await call('DELETE', location)).statusCode, 200);
+    });
+
+    it('openai_compatible: baseUrl required, the key optional (null when none is stored), and a keyless one may move', async () => {
+      const created = await create({ provider: 'openai_compatible', baseUrl: 'https://api.groq.example/openai/v1' });
+      const location = created.headers.location as string;
+      assert.deepEqual([created.json().data.apiKey, created.json().data.baseUrl], [null, 'https://api.groq.example/openai/v1']);
+      assert.deepEqual(await access(a.organizationId, 'openai_compatible'), {
+        apiKey: null, baseUrl: 'https://api.groq.example/openai/v1', source: 'organization', egressChecked: true, accountSid: null,
+      });
+      // Without a key there is nothing a new destination could be sent: moving needs none.
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://api.together.example/v1' } })).statusCode, 200);
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://api.together.example/v1', apiKey: key('together') } })).statusCode, 200);
+      used.push(key('together'));
+      assert.equal((await call('GET', location)).json().data.apiKey, '********');
+      assert.equal((await access(a.organizationId, 'openai_compatible'))?.apiKey, key('together'));
+      // With one, the usual rule: a move asks for the key again; null takes the key away.
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://elsewhere.example/v1' } })).statusCode, 400);
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://api.together.example/v1', apiKey: null } })).statusCode, 200);
+      assert.equal((await access(a.organizationId, 'openai_compatible'))?.apiKey, null);
+      const missing = await call('PUT', location, { body: { provider: 'openai_compatible', apiKey: null } });
+      assert.deepEqual([missing.statusCode, missing.json().error.details[0].path], [400, 'baseUrl']);
       assert.equal((await call('DELETE', location)).statusCode, 200);
     });
 

@@ -27,8 +27,8 @@ export default function Providers() {
     <>
       <h1>Provider credentials</h1>
       <p className="note">
-        Keys this organization&apos;s calls use for speech (and Twilio&apos;s auth token). Keys are write-only: they are never shown
-        again. Without a credential, calls use the platform&apos;s key, if the operator set one.
+        Keys this organization&apos;s calls use for their LLM and speech (and Twilio&apos;s auth token). Keys are write-only: they are
+        never shown again. Without a credential, calls use the platform&apos;s key, if the operator set one.
       </p>
       <section className="card" aria-labelledby="stored">
         <h2 id="stored">Stored</h2>
@@ -62,7 +62,7 @@ function CredentialRow({ credential: c, writable, onChanged }: { credential: Pro
   return (
     <tr>
       <td>{c.provider}{c.accountSid && <><br /><code>{c.accountSid}</code></>}</td>
-      <td><code>{c.apiKey}</code></td>
+      <td>{c.apiKey ? <code>{c.apiKey}</code> : <span className="note">none</span>}</td>
       <td>{c.baseUrl ? <code>{c.baseUrl}</code> : <span className="note">default</span>}</td>
       <td>{when(c.updatedAt)}</td>
       <td>
@@ -110,7 +110,8 @@ function CredentialForm({ providers, existing, onSaved, onCancel }: FormProps) {
       if (existing) {
         await ok(api.PUT(ONE, { params: { path: { ...scope, providerCredentialId: existing.id } }, body: { ...common, apiKey: form.apiKey || MASK } }));
       } else {
-        await data(api.POST(LIST, { params: { path: scope }, body: { ...common, apiKey: form.apiKey } }));
+        // Servers that take no key (openai_compatible) are stored without one.
+        await data(api.POST(LIST, { params: { path: scope }, body: { ...common, ...(form.apiKey ? { apiKey: form.apiKey } : {}) } }));
       }
       onSaved();
     } catch (e) {

@@ -33,7 +33,7 @@ function noKey(source: string, provider: ProviderName): CallFailure {
   const platform = descriptorOf(provider)?.platform;
   return {
     source, statusCode: null,
-    message: `no ${provider} key: add a ${provider} provider credential to the organization${platform ? `, or set ${platform.apiKey.name}` : ''}`,
+    message: `no ${provider} key: add ${/^[aeiou]/.test(provider) ? 'an' : 'a'} ${provider} provider credential to the organization${platform ? `, or set ${platform.apiKey.name}` : ''}`,
   };
 }
 

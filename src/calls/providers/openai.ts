@@ -1,7 +1,7 @@
 import { OpenAiRealtimeClient } from '../../voice/realtime/openai.ts';
 import { createOpenAiStt } from '../../voice/stt/openai.ts';
 import { DEFAULT_OPENAI_BASE_URL, openAiTts } from '../../voice/tts/openai.ts';
-import { createLlm } from '../llm.ts';
+import { createLlm } from '../llm-openai.ts';
 import { defineProvider } from './descriptor.ts';
 
 const transcriptions = createOpenAiStt();

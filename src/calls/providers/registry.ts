@@ -1,3 +1,4 @@
+import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
 import { cartesia } from './cartesia.ts';
 import { deepgram } from './deepgram.ts';
@@ -7,6 +8,7 @@ import { elevenlabs } from './elevenlabs.ts';
 import { espeak } from './espeak.ts';
 import { google } from './google.ts';
 import { openai } from './openai.ts';
+import { openaiCompatible } from './openai-compatible.ts';
 import { twilio } from './twilio.ts';
 
 /**
@@ -16,7 +18,7 @@ import { twilio } from './twilio.ts';
  * `parley help environment` and docs/configuration.md list them), the OpenAPI document and the
  * console's provider list all derive from this list; the order here is the order they show.
  */
-export const PROVIDERS = [elevenlabs, openai, azure, google, cartesia, deepgram, espeak, twilio] as const;
+export const PROVIDERS = [elevenlabs, openai, azure, google, cartesia, deepgram, espeak, twilio, openaiCompatible, anthropic] as const;
 
 type Descriptor = (typeof PROVIDERS)[number];
 export type ProviderName = Descriptor['name'];

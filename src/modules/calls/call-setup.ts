@@ -5,6 +5,7 @@ import { fillPlaceholders } from '../../calls/template.ts';
 import { controlToolsOf } from '../../calls/control-tools.ts';
 import { toolWebhooksOf } from '../../calls/tools.ts';
 import type { ResolveAccess } from '../../calls/providers/access.ts';
+import { isLlmPlan, llmPlanFor } from '../../calls/llm-plan.ts';
 import { voicePlanFor } from '../../calls/voice/plan-for.ts';
 import type { Context } from '../../context.ts';
 import { readJson } from '../../db/values.ts';
@@ -33,16 +34,22 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
       const tools = toolWebhooksOf(extensions, ctx.secrets);
       const prompt = source.system_prompt ? fillPlaceholders(source.system_prompt, values, LIMITS.systemPrompt) : null;
       const greeting = source.system_prompt_greeting ? fillPlaceholders(source.system_prompt_greeting, values, LIMITS.greeting) : null;
+      const llm = await llmPlanFor(parameters, call.organizationId, resolve, ctx.config.llmDefaultModel);
+      const failure = isLlmPlan(llm) ? null : llm;
+      const voice = call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null;
       return {
         callId: call.id,
         traceId: call.traceId,
         systemPrompt: prompt?.text ?? null,
         greeting: greeting?.text ?? null,
         unfilled: [...new Set([...(prompt?.unfilled ?? []), ...(greeting?.unfilled ?? [])])],
-        settings: { model: parameters.model ?? ctx.config.llmDefaultModel, temperature: parameters.temperature },
+        settings: { model: isLlmPlan(llm) ? llm.choices[0].model : ctx.config.llmDefaultModel, temperature: parameters.temperature },
         tools,
         controls: controlToolsOf(extensions, new Set(tools.map((t) => t.name))),
-        voice: call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null,
+        // A call that cannot run opens no voice provider: its voice fails with the same reason.
+        voice: voice && failure ? { kind: 'unusable', audio: voice.audio, failure } : voice,
+        ...(isLlmPlan(llm) ? { llm } : {}),
+        failure,
       };
     },
   };

@@ -129,8 +129,13 @@ export const Call = Type.Object(
     transport: Transport,
     audio: Nullable(CallAudio),
     providers: Nullable(Type.Object(
-      { tts: Type.Optional(Type.String()), stt: Type.Optional(Type.String()), realtime: Type.Optional(Type.String()) },
-      { description: 'A voice call: the providers it spoke and listened with' },
+      {
+        llm: Type.Optional(Type.String({ description: 'The LLM the strategy names (openai: the platform\'s, or the organization\'s openai credential)' })),
+        tts: Type.Optional(Type.String({ description: 'A voice call: its voice' })),
+        stt: Type.Optional(Type.String({ description: 'A voice call: its transcriber' })),
+        realtime: Type.Optional(Type.String({ description: 'A speech_to_speech call: its realtime model\'s provider' })),
+      },
+      { description: 'The providers the call was set up with; null until it connected' },
     )),
     media: Nullable(CallMedia),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),

@@ -8,11 +8,14 @@ import { checkAddress, type AllowList } from '../../egress/policy.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
 import type { Edit } from '../../http/updates.ts';
 import { findCredentialOfProvider, findProviderCredential, providerCredentialCounter, toProviderCredential } from './providers.repository.ts';
+import { NO_KEY } from './providers.table.ts';
 import type { ProviderCredential, ProviderCredentialCreate, ProviderCredentialUpdate, ProviderName } from './providers.schemas.ts';
 
 export type ProviderDeps = Pick<Context, 'db' | 'secrets' | 'egress' | 'clock'>;
 
 const NOT_FOUND = 'Provider credential';
+
+const sealKey = (deps: Pick<ProviderDeps, 'secrets'>, key: string | null) => (key === null ? NO_KEY : deps.secrets.seal(key));
 const SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
 
 /** Problems with a tenant's base URL: the schemes providers speak, nothing a path would be appended to badly, and the egress policy on a literal address. */
@@ -38,6 +41,10 @@ const sameDestination = (a: string | null, b: string | null) =>
 function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate, allow: AllowList): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const rules = descriptorOf(body.provider)?.credential;
+  if (rules?.baseUrl === 'required' && body.baseUrl == null) {
+    problems.push({ path: 'baseUrl', message: `is required for ${body.provider}: the server's base URL, e.g. https://api.groq.com/openai/v1 or http://127.0.0.1:11434/v1` });
+  }
+  if (body.apiKey === null && rules?.apiKey !== 'optional') problems.push({ path: 'apiKey', message: `is required for ${body.provider}` });
   if (body.baseUrl != null) {
     // Twilio's auth token is never sent anywhere: it only checks the signatures of Twilio's requests.
     if (rules?.baseUrl === 'none') problems.push({ path: 'baseUrl', message: `a ${body.provider} credential has no baseUrl: its key is never sent anywhere, it only checks the signatures of the provider's requests` });
@@ -50,13 +57,14 @@ function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate
 export async function createProviderCredential(deps: ProviderDeps, organizationId: string, body: ProviderCredentialCreate) {
   const problems = fieldProblems(body, deps.egress.allow);
   if (body.apiKey === MASK) problems.push({ path: 'apiKey', message: `"${MASK}" keeps a stored key, but nothing is stored yet; send the key` });
+  if (body.apiKey === undefined && descriptorOf(body.provider)?.credential?.apiKey !== 'optional') problems.push({ path: 'apiKey', message: `is required for ${body.provider}` });
   if (problems.length) throw badRequest('Invalid provider credential', problems);
   const at = deps.clock.now().toISOString();
   const row = {
     id: crypto.randomUUID(),
     organization_id: organizationId,
     provider: body.provider,
-    api_key_sealed: deps.secrets.seal(body.apiKey),
+    api_key_sealed: sealKey(deps, body.apiKey ?? null),
     base_url: body.baseUrl ?? null,
     account_sid: body.accountSid ?? null,
     created_at: at,
@@ -89,14 +97,15 @@ export async function updateProviderCredential(
   if (body.provider !== stored.provider) problems.push({ path: 'provider', message: `is ${stored.provider} and cannot change; create a credential for ${body.provider} instead` });
   const baseUrl = body.baseUrl ?? null;
   const keep = body.apiKey === undefined || body.apiKey === MASK;
-  if (keep && !sameDestination(stored.base_url, baseUrl)) {
+  // A credential without a key has nothing a new destination could be sent.
+  if (keep && stored.api_key_sealed !== NO_KEY && !sameDestination(stored.base_url, baseUrl)) {
     problems.push({ path: 'apiKey', message: 'must be sent again: baseUrl changed, and a kept key never follows a new destination' });
   }
   if (problems.length) throw badRequest('Invalid provider credential', problems);
   let update = kysely
     .updateTable('provider_credentials')
     .set({
-      ...(keep ? {} : { api_key_sealed: deps.secrets.seal(body.apiKey as string) }),
+      ...(keep ? {} : { api_key_sealed: sealKey(deps, body.apiKey ?? null) }),
       base_url: baseUrl,
       account_sid: body.accountSid ?? null,
       updated_at: deps.clock.now().toISOString(),
@@ -121,9 +130,9 @@ export async function deleteProviderCredential(deps: ProviderDeps, organizationI
 
 /** Where a call reaches a speech provider, and with which key. */
 export interface ProviderAccess {
-  /** The key to send; null when the platform configures only OPENAI_BASE_URL (a local server that needs none). */
+  /** The key to send; null for a server that takes none (a credential without one, or only OPENAI_BASE_URL on the platform). */
   apiKey: string | null;
-  /** null: the provider's public default (src/voice knows them). */
+  /** null: the provider's public default (its registry descriptor's). */
   baseUrl: string | null;
   source: 'organization' | 'platform';
   /**
@@ -146,9 +155,9 @@ export async function resolveProviderAccess(ctx: Pick<Context, 'db' | 'secrets' 
   const platform = descriptor ? platformAccess(ctx.config, descriptor) : { apiKey: null, baseUrl: null };
   const row = await findCredentialOfProvider(ctx.db.kysely, organizationId, provider);
   if (row) {
-    let apiKey: string;
+    let apiKey: string | null;
     try {
-      apiKey = ctx.secrets.open(row.api_key_sealed);
+      apiKey = row.api_key_sealed === NO_KEY ? null : ctx.secrets.open(row.api_key_sealed);
     } catch {
       // Never the sealed text or the cause: only which credential could not be opened.
       throw new Error(`the ${provider} provider credential ${row.id} cannot be opened (was PARLEY_SECRET_KEY changed?)`);

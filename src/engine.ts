@@ -44,11 +44,14 @@ export async function composeEngine(ctx: Context, deps: CallDeps, options: Engin
   const { config } = ctx;
   const store = callStore(deps);
   const platform = platformLlm(config);
-  const llm = options.llm ?? platform.provider.llm.create({
-    baseUrl: platform.baseUrl, apiKey: platform.apiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  const platformClient = (failFast: boolean) => platform.provider.llm.create({
+    baseUrl: platform.baseUrl, apiKey: platform.apiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs, failFast,
   });
+  const llm = options.llm ?? platformClient(false);
   const runtime = createCallRuntime({
     llm,
+    // A test's own LLM stands for the platform's in every role.
+    failFastPlatformLlm: () => (options.llm ? { llm: options.llm, own: false } : { llm: platformClient(true), own: true }),
     llmTimeouts: { firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs },
     send: (request) => ctx.egress.request(request),
     clock: ctx.clock,

@@ -73,6 +73,6 @@ export function anthropicTools(tools: readonly ChatCompletionFunctionTool[]): An
   return tools.map(({ function: f }) => ({
     name: f.name,
     ...(f.description ? { description: f.description } : {}),
-    input_schema: (f.parameters as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} },
+    input_schema: f.parameters ?? { type: 'object', properties: {} },
   }));
 }

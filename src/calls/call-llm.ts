@@ -1,23 +1,30 @@
+import { FallbackLlm, type FallbackContext, type LlmCandidate } from './fallbacks/llm.ts';
 import type { Llm } from './llm.ts';
 import type { LlmChoice, LlmPlan } from './llm-plan.ts';
 import { descriptorOf } from './providers/registry.ts';
 import type { CallRuntime } from './runtime.ts';
 
-/** The client of one choice: the platform's shared one, or one of the call's own for a provider of the registry. */
-export function clientOf(choice: LlmChoice, runtime: Pick<CallRuntime, 'llm' | 'llmTimeouts'>, failFast: boolean): Llm {
-  if (choice.kind === 'platform') return runtime.llm;
+type RuntimeParts = Pick<CallRuntime, 'llm' | 'llmTimeouts' | 'failFastPlatformLlm'>;
+
+/** The client of one choice: the platform's (shared, or its own fail-fast one before a fallback), or one of the call's own for a provider of the registry. */
+function candidateOf(choice: LlmChoice, runtime: RuntimeParts, failFast: boolean): LlmCandidate {
+  if (choice.kind === 'platform') {
+    const { llm, own } = failFast ? runtime.failFastPlatformLlm() : { llm: runtime.llm, own: false };
+    return { provider: choice.provider, model: choice.model, llm, own };
+  }
   const create = descriptorOf(choice.provider)?.llm?.create;
   if (!create) throw new Error(`${choice.provider} has no LLM`);
-  return create({ ...choice.access, ...runtime.llmTimeouts, provider: choice.provider, failFast });
+  const llm = create({ ...choice.access, ...runtime.llmTimeouts, provider: choice.provider, failFast });
+  return { provider: choice.provider, model: choice.model, llm, own: true };
 }
 
 /**
- * The LLM a call's session asks, from its plan: the platform's shared client when the strategy
- * names none, else a client of the call's own, reached with the organization's key, which the
- * session closes when the call ends.
+ * The LLM a call's session asks, from its plan: its primary and fallbacks in one Llm (a client
+ * of the call's own for an organization's provider, the platform's shared one when the strategy
+ * names none), which keeps the call's ledger of who answered each turn. Close it with the call.
  */
-export function callLlm(runtime: Pick<CallRuntime, 'llm' | 'llmTimeouts'>, plan: LlmPlan | undefined): Llm {
-  const primary = plan?.choices[0];
-  if (!primary) return runtime.llm;
-  return clientOf(primary, runtime, false);
+export function callLlm(runtime: RuntimeParts, plan: LlmPlan | undefined, context: FallbackContext): Llm {
+  if (!plan) return new FallbackLlm([{ provider: 'openai', llm: runtime.llm, own: false }], context);
+  const candidates = plan.choices.map((choice, i) => candidateOf(choice, runtime, i < plan.choices.length - 1));
+  return new FallbackLlm(candidates, context);
 }

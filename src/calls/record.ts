@@ -4,6 +4,7 @@ import type { Timers } from './dtmf.ts';
 import type { CallFailure } from './failure.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
+import type { ProviderLedger } from './fallbacks/ledger.ts';
 import type { LlmPlan } from './llm-plan.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
 import type { ToolWebhook } from './tools.ts';
@@ -78,6 +79,10 @@ export interface CallSetup {
   llm?: LlmPlan;
   /** Set when the call cannot run (an LLM it names has no key): it fails as it starts, saying why. */
   failure?: CallFailure | null;
+  /** The organization the call belongs to: the health of providers (their cool-down) is kept per organization. */
+  organizationId?: string;
+  /** Who serves each turn, kept as the call runs and written on its record (prepareCall gives every call one). */
+  ledger?: ProviderLedger;
 }
 
 export interface SessionLimits {

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.ts';
+import { ProviderHealth } from './fallbacks/health.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm } from './llm.ts';
 import type { Log, SessionLimits } from './record.ts';
@@ -13,6 +14,11 @@ export interface LlmTimeouts {
 
 export interface CallRuntimeOptions {
   llm: Llm;
+  /**
+   * A client of the platform's LLM for one call that has fallbacks behind it: it fails at once
+   * rather than retrying, since the next LLM is the retry. `own` when the call closes it.
+   */
+  failFastPlatformLlm(): { llm: Llm; own: boolean };
   llmTimeouts: LlmTimeouts;
   send: EgressSend;
   clock: Clock;
@@ -29,6 +35,9 @@ export interface CallRuntime {
   readonly llm: Llm;
   /** The stall limits of the LLM clients a call makes of its own. */
   readonly llmTimeouts: LlmTimeouts;
+  failFastPlatformLlm(): { llm: Llm; own: boolean };
+  /** Which providers failed lately (the cool-down of fallbacks), for every call of the process. */
+  readonly health: ProviderHealth;
   readonly send: EgressSend;
   readonly clock: Clock;
   readonly limits: SessionLimits;
@@ -57,6 +66,8 @@ export function createCallRuntime(options: CallRuntimeOptions): CallRuntime {
   return {
     llm: options.llm,
     llmTimeouts: options.llmTimeouts,
+    failFastPlatformLlm: () => options.failFastPlatformLlm(),
+    health: new ProviderHealth(options.clock),
     send: options.send,
     clock: options.clock,
     limits: options.limits,

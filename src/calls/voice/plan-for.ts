@@ -4,7 +4,8 @@ import { vadSettings } from '../../voice/vad.ts';
 import { accessFor, isFailure, type ResolveAccess } from '../providers/access.ts';
 import { descriptorOf, providersOf, type ProviderName } from '../providers/registry.ts';
 import type { StrategyParameters } from '../strategy-parameters.ts';
-import type { VoicePlan } from './plan.ts';
+import type { CallFailure } from '../failure.ts';
+import type { SttChoice, TtsChoice, VoicePlan } from './plan.ts';
 
 /** What a strategy that names no voice speaks with: local, no account. */
 const DEFAULT_TTS: ProviderName = 'espeak';
@@ -13,6 +14,35 @@ const DEFAULT_STT: ProviderName = 'openai';
 
 /** The providers Parley can speak with (a factory in their descriptor), for the message of one it cannot. */
 const speaking = () => providersOf('tts').filter((d) => d.tts.open).map((d) => d.name);
+
+/** A voice the call may speak with, or why it cannot (Parley cannot speak with it yet, no key). */
+async function ttsChoice(resolve: ResolveAccess, organizationId: string, provider: ProviderName, voice: TtsChoice['voice']): Promise<TtsChoice | CallFailure> {
+  const source = `tts:${provider}`;
+  const descriptor = descriptorOf(provider);
+  if (!descriptor?.tts?.open) return { source, statusCode: null, message: `Parley cannot speak with ${provider} yet; choose ${speaking().join(', ')}` };
+  // A local voice (espeak) takes no credential and is reached nowhere.
+  const access = descriptor.credential ? await accessFor(resolve, organizationId, provider, source) : { apiKey: null, baseUrl: '' };
+  return isFailure(access) ? access : { provider, access, voice };
+}
+
+/** A transcriber the call may listen with, or why it cannot (no key). */
+async function sttChoice(resolve: ResolveAccess, organizationId: string, transcriber: { provider: string; model?: string; language?: string }): Promise<SttChoice | CallFailure> {
+  const provider = transcriber.provider as ProviderName;
+  const access = await accessFor(resolve, organizationId, provider, `stt:${provider}`);
+  if (isFailure(access)) return access;
+  return { provider, access, ...(transcriber.model ? { model: transcriber.model } : {}), ...(transcriber.language ? { language: transcriber.language } : {}) };
+}
+
+/** Every entry's choice, or the first entry's failure: a fallback without a key fails the call at start as the primary would. */
+async function every<T, C>(entries: readonly T[], choose: (entry: T) => Promise<C | CallFailure>): Promise<C[] | CallFailure> {
+  const chosen: C[] = [];
+  for (const entry of entries) {
+    const choice = await choose(entry);
+    if (choice && typeof choice === 'object' && 'source' in choice) return choice;
+    chosen.push(choice);
+  }
+  return chosen;
+}
 
 /**
  * How a voice call runs, from its strategy (type, voice, vad, transcriber) and the keys its
@@ -29,14 +59,14 @@ export async function voicePlanFor(
   const parameters = strategy?.parameters ?? {};
   const vad = vadSettings(parameters.vad ?? {});
   const { provider: voiceProvider, ...voiceFields } = parameters.voice ?? {};
-  const voice = { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) };
   if (strategy?.type === 'speech_to_speech') {
     const realtime = providersOf('realtime')[0]!.name;
     const access = await accessFor(resolve, organizationId, realtime, `realtime:${realtime}`);
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
     const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
     return {
-      kind: 'realtime', provider: realtime, audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      kind: 'realtime', provider: realtime, audio: format, access, voice: { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) },
+      model: parameters.model ?? DEFAULT_REALTIME_MODEL,
       // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
       vad: {
         ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
@@ -47,22 +77,17 @@ export async function voicePlanFor(
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     };
   }
-  const ttsProvider = (voiceProvider ?? DEFAULT_TTS) as ProviderName;
-  if (!descriptorOf(ttsProvider)?.tts?.open) {
-    return { kind: 'unusable', audio: format, failure: { source: `tts:${ttsProvider}`, statusCode: null, message: `Parley cannot speak with ${ttsProvider} yet; choose ${speaking().join(', ')}` } };
-  }
-  const ttsAccess = descriptorOf(ttsProvider)?.credential ? await accessFor(resolve, organizationId, ttsProvider, `tts:${ttsProvider}`) : { apiKey: null, baseUrl: '' };
-  if (isFailure(ttsAccess)) return { kind: 'unusable', audio: format, failure: ttsAccess };
-  const sttProvider = (parameters.transcriber?.provider ?? DEFAULT_STT) as ProviderName;
-  const sttAccess = await accessFor(resolve, organizationId, sttProvider, `stt:${sttProvider}`);
-  if (isFailure(sttAccess)) return { kind: 'unusable', audio: format, failure: sttAccess };
+  const rate = parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {};
+  const voices = [{ provider: voiceProvider ?? DEFAULT_TTS, ...voiceFields }, ...(parameters.fallbacks?.tts ?? [])];
+  const tts = await every(voices, ({ provider, ...fields }) => ttsChoice(resolve, organizationId, provider as ProviderName, { ...fields, ...rate }));
+  if (!Array.isArray(tts)) return { kind: 'unusable', audio: format, failure: tts };
+  const transcribers = [parameters.transcriber ?? { provider: DEFAULT_STT }, ...(parameters.fallbacks?.stt ?? [])];
+  const stt = await every(transcribers, (transcriber) => sttChoice(resolve, organizationId, transcriber));
+  if (!Array.isArray(stt)) return { kind: 'unusable', audio: format, failure: stt };
+  const [ttsPrimary, ...ttsFallbacks] = tts as [TtsChoice, ...TtsChoice[]];
+  const [sttPrimary, ...sttFallbacks] = stt as [SttChoice, ...SttChoice[]];
   return {
-    kind: 'pipeline', audio: format, vad,
-    tts: { provider: ttsProvider, access: ttsAccess, voice },
-    stt: {
-      provider: sttProvider, access: sttAccess,
-      ...(parameters.transcriber?.model ? { model: parameters.transcriber.model } : {}),
-      ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
-    },
+    kind: 'pipeline', audio: format, vad, tts: ttsPrimary, stt: sttPrimary,
+    ...(ttsFallbacks.length || sttFallbacks.length ? { fallbacks: { tts: ttsFallbacks, stt: sttFallbacks } } : {}),
   };
 }

@@ -6,14 +6,31 @@ import type { CallFailure } from '../failure.ts';
 import type { ProviderAccess } from '../providers/access.ts';
 import type { ProviderName } from '../providers/registry.ts';
 
+/** A voice: the provider, where it is reached, and the strategy's voice settings for it. */
+export interface TtsChoice {
+  provider: ProviderName;
+  access: ProviderAccess;
+  voice: VoiceSettings;
+}
+
+/** A transcriber: the provider, where it is reached, its model and language when the strategy names them. */
+export interface SttChoice {
+  provider: ProviderName;
+  access: ProviderAccess;
+  model?: string;
+  language?: string;
+}
+
 /** How a voice call sounds and listens, from its strategy and the organization's provider keys. */
 export type VoicePlan =
   | {
       kind: 'pipeline';
       audio: AudioFormat;
       vad: VadSettings;
-      tts: { provider: ProviderName; access: ProviderAccess; voice: VoiceSettings };
-      stt: { provider: ProviderName; access: ProviderAccess; model?: string; language?: string };
+      tts: TtsChoice;
+      stt: SttChoice;
+      /** The strategy's fallbacks, in the order they take over. */
+      fallbacks?: { tts: TtsChoice[]; stt: SttChoice[] };
     }
   | {
       kind: 'realtime';

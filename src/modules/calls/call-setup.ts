@@ -40,6 +40,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
       return {
         callId: call.id,
         traceId: call.traceId,
+        organizationId: call.organizationId,
         systemPrompt: prompt?.text ?? null,
         greeting: greeting?.text ?? null,
         unfilled: [...new Set([...(prompt?.unfilled ?? []), ...(greeting?.unfilled ?? [])])],

@@ -67,6 +67,17 @@ const Turn = Type.Object(
   { title: 'CallTurn' },
 );
 
+const ServedTurn = Type.Object(
+  {
+    turn: Type.Integer({ minimum: 0, description: 'The turn: 0 is the greeting, then one per answered caller turn (as turns[].index)' }),
+    stt: Type.Optional(Type.String({ description: 'The transcriber that heard the caller' })),
+    llm: Type.Optional(Type.String({ description: 'The LLM that answered' })),
+    tts: Type.Optional(Type.String({ description: 'The voice that spoke (the one that took over, when one failed during the turn)' })),
+    failed: Type.Optional(Type.Array(Type.String(), { description: 'Providers that failed during the turn before another served it, as kind:provider (llm:anthropic)' })),
+  },
+  { title: 'CallServedTurn' },
+);
+
 const Failure = Type.Object(
   {
     source: Type.String({ description: 'What failed: llm, or a provider such as tts:elevenlabs' }),
@@ -134,8 +145,9 @@ export const Call = Type.Object(
         tts: Type.Optional(Type.String({ description: 'A voice call: its voice' })),
         stt: Type.Optional(Type.String({ description: 'A voice call: its transcriber' })),
         realtime: Type.Optional(Type.String({ description: 'A speech_to_speech call: its realtime model\'s provider' })),
+        turns: Type.Optional(Type.Array(ServedTurn, { description: 'Who served each turn (0: the greeting), kept once the call has ended; turns that used no provider are left out' })),
       },
-      { description: 'The providers the call was set up with; null until it connected' },
+      { description: 'The providers the call was set up with (the strategy\'s primaries); null until it connected' },
     )),
     media: Nullable(CallMedia),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),

@@ -171,7 +171,10 @@ for (const [index, dialect] of DIALECTS.entries()) {
       const callId = (await page.getByRole('link', { name: 'Open the call record' }).getAttribute('href'))?.split('/').at(-1);
       const call = (await t.call('GET', `${tenant.orgPath}/calls/${callId}`)).json().data;
       assert.deepEqual(call.audio, { encoding: 'pcm_s16le', sampleRate: RATE });
-      assert.deepEqual(call.providers, { llm: 'openai', tts: 'espeak', stt: 'deepgram' });
+      assert.deepEqual(call.providers, {
+        llm: 'openai', tts: 'espeak', stt: 'deepgram',
+        turns: [{ turn: 0, tts: 'espeak' }, { turn: 1, stt: 'deepgram', llm: 'openai', tts: 'espeak' }],
+      });
       assert.deepEqual(call.transcript.map((e: { role: string; text: string }) => [e.role, e.text]), [['assistant', 'Hello.'], ['user', QUESTION], ['assistant', ANSWER]]);
       assert.equal(stt.requests[0]?.authorization, `Token ${DG_KEY}`);
       assert.deepEqual(stt.problems, []);

@@ -30,6 +30,7 @@ import type { Runner } from './jobs/runner.ts';
 import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
 import { assistantRoutes } from './modules/assistants/assistants.routes.ts';
 import { extensionTestRoutes } from './modules/assistants/extension-test.routes.ts';
+import { versionRoutes } from './modules/assistants/versions.routes.ts';
 import type { AssistantDeps } from './modules/assistants/assistants.service.ts';
 import { callRecordRoutes, callStartRoutes } from './modules/calls/calls.routes.ts';
 import { activeCallsGuard, type CallDeps } from './modules/calls/calls.service.ts';
@@ -44,6 +45,7 @@ import { strategyReferenceCheck } from './modules/strategies/strategies.reposito
 import { strategyRoutes } from './modules/strategies/strategies.routes.ts';
 import { TASK_JOB } from './modules/tasks/tasks.jobs.ts';
 import { taskRoutes } from './modules/tasks/tasks.routes.ts';
+import { taskVersionPins } from './modules/tasks/tasks.repository.ts';
 import { unfinishedTasksGuard } from './modules/tasks/tasks.service.ts';
 import { ensureAdminTokenHash } from './modules/tokens/admin-token.ts';
 import { meRoutes } from './modules/tokens/me.routes.ts';
@@ -168,6 +170,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     db: db.kysely, box: ctx.secrets, allow: ctx.egress.allow, clock: ctx.clock, ajv: createToolSpecAjv(),
     referenceChecks: [strategyReferenceCheck, telephoneNumberCheck],
     deleteGuards: [unfinishedTasksGuard, activeCallsGuard],
+    versionPins: [taskVersionPins],
   };
 
   await app.register(systemRoutes);
@@ -186,6 +189,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(assistantRoutes, { kind: 'agent', deps: assistants });
     await org.register(extensionTestRoutes, { kind: 'assistant' });
     await org.register(extensionTestRoutes, { kind: 'agent' });
+    await org.register(versionRoutes, { kind: 'assistant', deps: assistants });
+    await org.register(versionRoutes, { kind: 'agent', deps: assistants });
     await org.register(taskRoutes, { defaultMaxAttempts: config.taskMaxAttempts, abortRunning: (id) => runner.abort(TASK_JOB, id) });
     await org.register(sipCredentialRoutes, { changed: () => void registrations?.sync() });
     await org.register(sipNumberRoutes);

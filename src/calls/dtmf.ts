@@ -1,8 +1,7 @@
-import { systemPacerClock, type PacerClock } from '../voice/pacer-clock.ts';
+import type { PacerClock } from '../voice/pacer-clock.ts';
 
 /** One-shot timers (the shape of the pacer's clock, so tests drive both with a ManualPacerClock). */
 export type Timers = Pick<PacerClock, 'setTimer' | 'clearTimer'>;
-export const systemTimers: Timers = systemPacerClock;
 
 /** Keys gathered into one entry end after this long without another key. */
 export const DTMF_GAP_MS = 1_500;

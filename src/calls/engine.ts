@@ -83,7 +83,7 @@ export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' |
   const llm = callLlm(runtime, setup.llm, { health: runtime.health, ledger, owner: setup.organizationId ?? setup.callId, log });
   const session = new CallSession(setup, {
     llm, send: runtime.send, clock: runtime.clock, log, limits: runtime.limits, recorder: recordingTurns(store, setup, ledger, log),
-    timers: voice.clock,
+    timers: voice.clock, turnTaken: (text) => ledger.nextTurn(text),
   });
   runtime.track(session);
   // The clients of the call's own (an organization's providers) close with the call.

@@ -45,6 +45,8 @@ export const ServerFrames = {
   user_transcript: frame('user_transcript', {
     text: Type.String(), final: Type.Boolean({ description: 'false: an interim hypothesis that may still change' }),
   }, 'Voice calls: what the caller said, as speech-to-text heard it'),
+  turn_paused: frame('turn_paused', {}, 'Voice calls: the caller spoke over the assistant, whose audio stops at once while Parley decides whether it is an interruption or a backchannel (drop any audio still buffered)'),
+  turn_resumed: frame('turn_resumed', {}, 'Voice calls: it was a backchannel, a cough or a word or two: the assistant plays on from the first audio the caller did not hear (sent again)'),
   interrupted: frame('interrupted', {
     heard: Type.String({ description: 'What the caller heard of the answer before speaking over it' }),
   }, 'Voice calls: the caller spoke over the assistant; drop any audio still buffered'),

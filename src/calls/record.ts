@@ -1,12 +1,13 @@
 import type { Clock } from '../clock.ts';
 import type { ControlTool, ControlType } from './control-tools.ts';
-import type { Timers } from './dtmf.ts';
+import type { PacerClock } from '../voice/pacer-clock.ts';
 import type { CallFailure } from './failure.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
 import type { ProviderLedger } from './fallbacks/ledger.ts';
 import type { LlmPlan } from './llm-plan.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
+import type { TurnLatency } from './turns/latency.ts';
 import type { ToolWebhook } from './tools.ts';
 import type { VoicePlan } from './voice/plan.ts';
 
@@ -25,6 +26,20 @@ export interface TranscriptEntry {
   latencyMs?: number;
   /** Assistant: the caller spoke over it; `text` is what was heard. */
   interrupted?: boolean;
+  /** Assistant, voice calls: where the time to this answer went (the caller's last speech to its first audio). */
+  latency?: TurnLatency;
+  /** Assistant, voice calls: how the caller's turn it answers was ended. */
+  endpointing?: 'smart' | 'vad' | 'provider';
+}
+
+/** A voice call's turn-taking, counted over the whole call (docs/voice.md, "Turn-taking"). */
+export interface TurnStats {
+  /** Sound over the assistant that paused it but was not an interruption (a backchannel, a cough). */
+  falseInterruptions: number;
+  /** Answers started before the caller's turn was confirmed. */
+  speculativeStarts: number;
+  /** Of those, dropped because the caller spoke again (or said something else). */
+  speculativeDiscards: number;
 }
 
 /** One tool call as the record keeps it: never a header value. */
@@ -53,6 +68,8 @@ export interface CallEnd {
   failure: CallFailure | null;
   transcript: readonly TranscriptEntry[];
   toolInvocations: readonly ToolInvocation[];
+  /** Voice calls with a pipeline; absent otherwise. */
+  turnStats?: TurnStats;
 }
 
 /** Where a session writes its record: its log as it runs, and its end once. */
@@ -104,10 +121,13 @@ export interface SessionDeps {
   limits: SessionLimits;
   recorder: CallRecorder;
   /**
-   * Timers of the session's DTMF gathering (the voice kit's pacer clock in the app); the system's
-   * when absent. Not the injected Clock: it tells the time but schedules nothing.
+   * The session's timers and the time its voice turns are measured on (the voice kit's pacer clock
+   * in the app, so one manual clock drives both in tests); the system's when absent. Not the
+   * injected Clock, which tells the date but schedules nothing.
    */
-  timers?: Timers;
+  timers?: PacerClock;
+  /** A caller's turn is taken to be answered (its words), after any speculative answer to it began. */
+  turnTaken?: (text: string) => void;
 }
 
 /** A call ended by a client or a limit is completed once the user said something, else abandoned. */

@@ -1,7 +1,8 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { offeredControls, type ControlTool } from './control-tools.ts';
 import type { DispatchResult } from './dispatch.ts';
-import { DtmfGather, dtmfText, systemTimers, type Timers } from './dtmf.ts';
+import { systemPacerClock, type PacerClock } from '../voice/pacer-clock.ts';
+import { DtmfGather, dtmfText } from './dtmf.ts';
 import type { EndReason, ServerFrame } from './frames.ts';
 import { describeLlmFailure } from './llm.ts';
 import type { CallFailure } from './failure.ts';
@@ -10,9 +11,11 @@ import {
 } from './record.ts';
 import type { ToolCallRequest } from './tool-call.ts';
 import type { CallTransport } from './transports/transport.ts';
-import { historyWindow, runToolCalls, runTurn, type ToolHost, type TurnHost } from './turn.ts';
+import { Speculation } from './speculation.ts';
+import { historyWindow, runToolCalls, runTurn, turnTools, type ToolHost, type TurnHost } from './turn.ts';
+import { turnLatency } from './turns/latency.ts';
 import { Utterance, type UtteranceKind } from './utterance.ts';
-import type { CallVoice, ConversingVoice, VoiceHost } from './voice/voice.ts';
+import type { CallVoice, CallerTurn, ConversingVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
 const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -20,6 +23,17 @@ const utf8 = (text: string) => Buffer.byteLength(text, 'utf8');
 export const TOOL_FILLER = 'One moment, please.';
 /** Said on a voice call when a provider fails, if the call can still speak. */
 export const APOLOGY = 'Sorry, something went wrong on our side. Please call again later. Goodbye.';
+/** How the LLM's history marks an answer the caller cut off (docs/voice.md, "Turn-taking"): after what they heard of it. */
+export const INTERRUPTED_MARK = '[interrupted by the caller]';
+
+/** A user turn waiting to be answered: typed, spoken (with how it ended and maybe a speculative answer), or gathered keys. */
+interface Inbound {
+  text: string;
+  endedAt: number;
+  dtmf?: string;
+  turn?: CallerTurn;
+  speculation?: Speculation;
+}
 
 /**
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
@@ -34,7 +48,7 @@ export class CallSession {
   readonly toolInvocations: ToolInvocation[] = [];
   private readonly messages: ChatCompletionMessageParam[] = [];
   /** User turns waiting to be answered; `dtmf` marks gathered keys (recorded as such). */
-  private readonly inbox: { text: string; endedAt: number; dtmf?: string }[] = [];
+  private readonly inbox: Inbound[] = [];
   private readonly pending: CallLogEntry[] = [];
   private readonly abort = new AbortController();
   private turnAbort = new AbortController();
@@ -51,7 +65,12 @@ export class CallSession {
   /** Voice: the answer the current LLM round is speaking, and how its text reaches the voice. */
   private answering: { utterance: Utterance; write: { delta(text: string): void; end(): void } } | null = null;
   private readonly keys: DtmfGather;
-  private readonly timers: Timers;
+  private readonly timers: PacerClock;
+  /** Voice: an answer begun before the caller's turn was confirmed, with the history length it was begun on. */
+  private speculation: { answer: Speculation; historyLength: number } | null = null;
+  /** Voice: the spoken turn being answered, until its first audio frame went out. */
+  private answeringTurn: { turn: CallerTurn; firstTokenAt: number | null } | null = null;
+  private readonly turnStats = { falseInterruptions: 0, speculativeStarts: 0, speculativeDiscards: 0 };
   private ending: Promise<void> | null = null;
   private saving: Promise<void> = Promise.resolve();
   private idleTimer: unknown = null;
@@ -67,7 +86,7 @@ export class CallSession {
     private readonly setup: CallSetup,
     private readonly deps: SessionDeps,
   ) {
-    this.timers = deps.timers ?? systemTimers;
+    this.timers = deps.timers ?? systemPacerClock;
     this.keys = new DtmfGather(this.timers, (keys) => this.keysGathered(keys));
   }
 
@@ -114,14 +133,22 @@ export class CallSession {
   voiceHost(): VoiceHost {
     return {
       frame: (frame) => this.emit(frame),
-      callerSaid: (text, endedAt) => {
+      callerSaid: (text, turn) => {
         this.emit({ type: 'user_transcript', text, final: true });
-        this.userMessage(text, endedAt);
+        this.callerSaid(text, turn);
       },
       callerSpeechStarted: () => {
         this.emit({ type: 'speech_started' });
         this.touch();
+      },
+      callerInterrupted: () => {
         if (this.voice?.speaking) this.bargeIn();
+      },
+      callerSpeculating: (text) => this.speculate(text),
+      callerSpeculationCancelled: () => this.dropSpeculation(),
+      falseInterruption: () => {
+        this.turnStats.falseInterruptions++;
+        this.touch();
       },
       callerTurnEnded: (at) => {
         this.turnStartedAt = at;
@@ -150,6 +177,44 @@ export class CallSession {
     this.enqueue({ text, endedAt });
   }
 
+  /** A spoken turn, confirmed over: answered with the speculative answer when it was begun on these very words. */
+  private callerSaid(text: string, turn: CallerTurn): void {
+    const held = this.speculation;
+    this.speculation = null;
+    // Begun on other words, or on a history that has changed since (a key pressed meanwhile): not this turn's answer.
+    const fits = held?.answer.text === text && held.historyLength === this.messages.length;
+    if (held && !fits) this.discard(held.answer);
+    const speculation = fits ? held.answer : undefined;
+    if (!this.enqueue({ text, endedAt: turn.endedAt, turn, ...(speculation ? { speculation } : {}) }) && speculation) this.discard(speculation);
+  }
+
+  /**
+   * The caller's words so far read as a whole turn: the first round of its answer starts now,
+   * held back until the turn is confirmed. Only when nothing else is being answered or waits:
+   * the answer must be begun on the history it will be given with.
+   */
+  private speculate(text: string): void {
+    if (this.ending || this.running || this.inbox.length || this.voice?.kind !== 'pipeline') return;
+    this.dropSpeculation();
+    const message: ChatCompletionMessageParam = { role: 'user', content: text };
+    const answer = new Speculation(this.deps.llm, text, {
+      messages: this.history([...this.messages, message]), tools: turnTools(this.toolHost()), settings: this.setup.settings, toolChoice: 'auto',
+    }, this.abort.signal, () => this.timers.now());
+    this.speculation = { answer, historyLength: this.messages.length };
+    this.turnStats.speculativeStarts++;
+  }
+
+  private dropSpeculation(): void {
+    const held = this.speculation;
+    this.speculation = null;
+    if (held) this.discard(held.answer);
+  }
+
+  private discard(answer: Speculation): void {
+    answer.cancel();
+    this.turnStats.speculativeDiscards++;
+  }
+
   /**
    * The caller pressed a key (the SIP transport calls this for each RFC 4733 event or SIP INFO,
    * the WebSocket for each key of a `dtmf` frame). A key while the assistant speaks is a
@@ -167,14 +232,22 @@ export class CallSession {
     this.enqueue({ text: dtmfText(keys), endedAt: performance.now(), dtmf: keys });
   }
 
-  private enqueue(turn: { text: string; endedAt: number; dtmf?: string }): void {
-    if (this.ending) return;
+  /** Queues a user turn; false when it was refused (the call is ending, or too many wait). */
+  private enqueue(turn: Inbound): boolean {
+    if (this.ending) return false;
     this.touch();
-    if (this.inbox.length >= MAX_WAITING) return this.emit({ type: 'error', message: 'Too many messages waiting; wait for the answer' });
-    if (this.voice?.kind === 'realtime') return this.tell(this.voice, turn.text, turn.endedAt);
+    if (this.inbox.length >= MAX_WAITING) {
+      this.emit({ type: 'error', message: 'Too many messages waiting; wait for the answer' });
+      return false;
+    }
+    if (this.voice?.kind === 'realtime') {
+      this.tell(this.voice, turn.text, turn.endedAt);
+      return true;
+    }
     this.inbox.push(turn);
     // A speech_to_speech call's model answers typed messages itself: those sent before it is ready wait for it (attachVoice).
     if (!this.running && this.setup.voice?.kind !== 'realtime') void this.drain();
+    return true;
   }
 
   /** A typed message on a speech_to_speech call: a caller turn the model answers aloud (the caller may type over it). */
@@ -233,13 +306,19 @@ export class CallSession {
     try {
       await this.voiceReady;
       for (let next = this.inbox.shift(); next !== undefined && !this.ending; next = this.inbox.shift()) {
-        if (this.overLimit(next.text)) return;
+        const { speculation } = next;
+        if (this.overLimit(next.text)) {
+          if (speculation) this.discard(speculation);
+          return;
+        }
         this.turns++;
+        this.deps.turnTaken?.(next.text);
         this.turnStartedAt = next.endedAt;
         this.turnAbort = new AbortController();
         this.log(next.dtmf ? { role: 'dtmf', text: next.dtmf, at: this.now() } : { role: 'user', text: next.text, at: this.now() });
         this.messages.push({ role: 'user', content: next.text });
-        await runTurn(this.turnHost());
+        this.answeringTurn = next.turn ? { turn: next.turn, firstTokenAt: speculation?.firstTokenAt ?? null } : null;
+        await runTurn(this.turnHost(), speculation ? (onDelta, signal) => speculation.adopt(onDelta, signal) : undefined);
         this.answering?.write.end();
         this.answering = null;
         this.touch();
@@ -297,10 +376,7 @@ export class CallSession {
       llm: this.deps.llm,
       settings: this.setup.settings,
       turnSignal: AbortSignal.any([this.abort.signal, this.turnAbort.signal]),
-      history: () => {
-        const conversation = historyWindow(this.messages, this.deps.limits.historyMessages);
-        return this.setup.systemPrompt ? [{ role: 'system', content: this.setup.systemPrompt }, ...conversation] : conversation;
-      },
+      history: () => this.history(this.messages),
       remember: (message) => {
         this.messages.push(message);
         if (message.role !== 'assistant' || !this.answering) return;
@@ -309,6 +385,7 @@ export class CallSession {
         if (message.tool_calls) this.answering = null;
       },
       delta: (text) => {
+        if (this.answeringTurn) this.answeringTurn.firstTokenAt ??= this.timers.now();
         this.emit({ type: 'assistant_delta', text });
         if (this.voice?.kind !== 'pipeline') return;
         if (!this.answering) {
@@ -324,6 +401,12 @@ export class CallSession {
         this.answering?.write.end();
       },
     };
+  }
+
+  /** The messages an LLM round is sent: the system prompt and a window of `messages`. */
+  private history(messages: readonly ChatCompletionMessageParam[]): ChatCompletionMessageParam[] {
+    const conversation = historyWindow(messages, this.deps.limits.historyMessages);
+    return this.setup.systemPrompt ? [{ role: 'system', content: this.setup.systemPrompt }, ...conversation] : conversation;
   }
 
   /** Voice: a new utterance, tracked until the voice says it is over. */
@@ -357,13 +440,17 @@ export class CallSession {
     const message = utterance?.message;
     if (interrupted) {
       this.emit({ type: 'interrupted', heard });
-      if (message && (heard || (message.role === 'assistant' && message.tool_calls))) message.content = heard || null;
+      // The model is told what the caller heard, and that it was cut there: it answers what the caller said, not repeating itself.
+      const cut = heard ? `${heard} ${INTERRUPTED_MARK}` : null;
+      if (message && (heard || (message.role === 'assistant' && message.tool_calls))) message.content = cut;
       else if (message) this.messages.splice(this.messages.indexOf(message), 1); // nothing of it was heard
-      else if (heard && utterance && this.answering?.utterance === utterance) this.messages.push({ role: 'assistant', content: heard });
+      else if (heard && utterance && this.answering?.utterance === utterance) this.messages.push({ role: 'assistant', content: cut });
     }
     if (!heard) return;
     const entry: TranscriptEntry = { role: 'assistant', text: heard, at: this.now() };
     if (utterance?.latencyMs !== undefined) entry.latencyMs = utterance.latencyMs;
+    if (utterance?.latency) entry.latency = utterance.latency;
+    if (utterance?.endpointing) entry.endpointing = utterance.endpointing;
     if (interrupted) entry.interrupted = true;
     this.log(entry);
     this.checkpoint();
@@ -377,6 +464,11 @@ export class CallSession {
     if (!utterance) this.utterances.set(id, (utterance = new Utterance(id, 'answer')));
     utterance.latencyMs = Math.round(at - this.turnStartedAt);
     this.turnStartedAt = null;
+    const answering = this.answeringTurn;
+    this.answeringTurn = null;
+    if (!answering) return;
+    utterance.latency = turnLatency({ ...answering.turn, firstTokenAt: answering.firstTokenAt, firstAudioAt: at });
+    utterance.endpointing = answering.turn.endpointing;
   }
 
   private recordTool(call: ToolCallRequest, result: DispatchResult): void {
@@ -439,6 +531,7 @@ export class CallSession {
     // Audio still going out when the call ends (the caller hung up as the last words played) is
     // cut there: what went out is recorded as heard, like a barge-in, before the voice closes.
     if (this.voice?.speaking) this.voice.interrupt();
+    this.dropSpeculation();
     this.abort.abort();
     this.markVoiceReady();
     await this.voice?.close().catch(() => undefined);
@@ -449,7 +542,8 @@ export class CallSession {
     await this.saving;
     const outcome = outcomeOf(reason, this.transcript.some((e) => e.role !== 'assistant'));
     try {
-      await this.deps.recorder.finish({ reason, outcome, failure, transcript: this.transcript, toolInvocations: this.toolInvocations });
+      const turnStats = this.voice?.kind === 'pipeline' ? { turnStats: { ...this.turnStats } } : {};
+      await this.deps.recorder.finish({ reason, outcome, failure, transcript: this.transcript, toolInvocations: this.toolInvocations, ...turnStats });
     } catch (err) {
       this.deps.log.error({ err, callId: this.callId }, 'could not record the end of the call');
     }

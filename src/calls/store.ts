@@ -18,6 +18,8 @@ export interface LiveCall {
   kind: CallSourceKind;
   /** The assistant's or agent's id. */
   sourceId: string;
+  /** The version of it the call runs (fixed when the call started); null for calls from before versions. */
+  sourceVersion: number | null;
   traceId: string;
   transport: TransportInfo;
   userValues: Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { SAMPLE_RATES } from '../voice/audio/format.ts';
 import { namesOf } from './providers/registry.ts';
+import { TurnParameters } from './turns/settings.ts';
 
 /*
  * How a call is configured by its strategy: the settings the engine runs a call with. The
@@ -79,6 +80,7 @@ export const StrategyParameters = Type.Object(
     outputSampleRate: Type.Optional(Type.Integer({ enum: [...SAMPLE_RATES], description: 'Hz' })),
     voice: Type.Optional(Voice),
     vad: Type.Optional(Vad),
+    turn: Type.Optional(TurnParameters),
     transcriber: Type.Optional(Transcriber),
   },
   { additionalProperties: false },

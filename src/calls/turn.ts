@@ -1,8 +1,8 @@
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ServerFrame } from './frames.ts';
 import { controlFunctionTools, offeredControls } from './control-tools.ts';
 import { dispatchToolCall, type DispatchResult, type ToolDispatch, type ToolEffect } from './dispatch.ts';
-import type { Llm, LlmSettings } from './llm.ts';
+import type { Llm, LlmRound, LlmSettings } from './llm.ts';
 import type { ToolCallRequest } from './tool-call.ts';
 import { functionTools } from './tools.ts';
 
@@ -37,16 +37,24 @@ export interface TurnHost extends ToolHost {
   say(text: string): void;
 }
 
+/** The function tools a turn offers the LLM: the call's tool webhooks and the call-control tools its transport can do. */
+export function turnTools(host: Pick<TurnHost, 'tools' | 'controls' | 'control'>): ChatCompletionFunctionTool[] {
+  return [...functionTools(host.tools), ...controlFunctionTools(offeredControls(host.controls, host.control))];
+}
+
+/** The first round of a turn, when it was started before the turn was confirmed (smart endpointing's speculation). */
+export type FirstRound = (onDelta: (text: string) => void, turnSignal: AbortSignal) => Promise<LlmRound>;
+
 /**
  * Answers the last user message: streams each round's text, runs the round's tool calls in
  * parallel, hands their results back to the LLM, and asks again until it answers in words.
  */
-export async function runTurn(host: TurnHost): Promise<void> {
+export async function runTurn(host: TurnHost, first?: FirstRound): Promise<void> {
   const { signal } = host.toolContext;
   const stopped = () => signal.aborted || host.turnSignal.aborted;
-  const specs = [...functionTools(host.tools), ...controlFunctionTools(offeredControls(host.controls, host.control))];
+  const specs = turnTools(host);
   for (let round = 0; round < MAX_ROUNDS && !stopped(); round++) {
-    const result = await host.llm.round({
+    const result = round === 0 && first ? await first((text) => host.delta(text), host.turnSignal) : await host.llm.round({
       messages: host.history(),
       tools: specs,
       settings: host.settings,

@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { TurnLatency } from './turns/latency.ts';
 
 /**
  * What an utterance is for: an answer the LLM writes, the greeting, a filler while tools run,
@@ -20,6 +21,9 @@ export class Utterance {
   message: ChatCompletionMessageParam | undefined;
   /** ms from the end of the caller's turn to its first audio frame; set for the first output of a turn. */
   latencyMs: number | undefined;
+  /** The first output of a voice turn: where the time went, and how the caller's turn was ended. */
+  latency: TurnLatency | undefined;
+  endpointing: 'smart' | 'vad' | 'provider' | undefined;
   /** What the caller heard of it, once it is over. */
   heard: string | null = null;
   /** The caller spoke over it. */

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { FastifyContextConfig, FastifyInstance } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import jsonMergePatch from 'json-merge-patch';
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import { EmptyEnvelope, envelope, responses } from './envelope.ts';
@@ -80,7 +80,8 @@ export interface UpdateRouteOptions<P extends TSchema, R extends TObject, W exte
   description?: string;
   operationId?: string;
   errors?: ErrorStatus[];
-  update(input: { params: Static<P>; headers: Record<string, unknown>; edit: Edit<Static<R>, Static<W>> }): Promise<void>;
+  /** `request`: who asks (a versioned resource records its author). */
+  update(input: { params: Static<P>; headers: Record<string, unknown>; edit: Edit<Static<R>, Static<W>>; request: FastifyRequest }): Promise<void>;
 }
 
 /**
@@ -102,8 +103,8 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
   });
   const response = responses(200, EmptyEnvelope, opts.errors ?? []);
   const common = { tags: opts.tags, params: opts.params, ...(opts.headers ? { headers: opts.headers } : {}), response };
-  const update = (params: unknown, headers: Record<string, unknown>, edit: Edit<Static<R>, Static<W>>) =>
-    opts.update({ params: params as Static<P>, headers, edit });
+  const update = (request: FastifyRequest, edit: Edit<Static<R>, Static<W>>) =>
+    opts.update({ params: request.params as Static<P>, headers: request.headers, edit, request });
   const strip = (body: Fields, current: Static<R>) => withoutReadOnly(body, current, opts.read, readOnly) as Static<W>;
 
   app.put(opts.url, {
@@ -115,7 +116,7 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
     },
   }, async (request) => {
     const body = request.body as Fields;
-    await update(request.params, request.headers, (current) => strip(body, current));
+    await update(request, (current) => strip(body, current));
     return envelope(request, null, 'Updated');
   });
 
@@ -131,7 +132,7 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
     },
   }, async (request) => {
     const patch = request.body as Fields;
-    await update(request.params, request.headers, (current) => {
+    await update(request, (current) => {
       const merged = mergePatch(current, patch, Put);
       if (check(merged) !== true) {
         const errors = (check as { errors?: Parameters<typeof validationDetails>[0] | null }).errors ?? [];

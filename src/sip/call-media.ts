@@ -22,22 +22,25 @@ export async function offerMedia(settings: MediaSettings): Promise<{ session: Rt
   return { session, sdp };
 }
 
-/** Reads the far end's answer (from a 183 or the 2xx) into the session. Throws SdpNegotiationError. */
-export function applyAnswer(session: RtpSession, sdp: string, codecs?: CodecName[]): NegotiatedMedia {
+/**
+ * Reads the far end's answer (from a 183 or the 2xx) into the session. Throws SdpNegotiationError.
+ * `signalAddress`: where the answer came from (OutboundResult's), which RTP latching may learn.
+ */
+export function applyAnswer(session: RtpSession, sdp: string, codecs?: CodecName[], signalAddress?: string): NegotiatedMedia {
   const negotiated = readAnswer(sdp, codecs);
-  session.setRemote(negotiated);
+  session.setRemote(signalAddress === undefined ? negotiated : { ...negotiated, signalAddress });
   return negotiated;
 }
 
 /**
  * UAS: negotiates the offer first (SdpNegotiationError means: reject with 488, no port is
- * taken), then an RTP session and our answer.
+ * taken), then an RTP session and our answer. `signalAddress`: where the INVITE came from.
  */
-export async function answerMedia(offer: string, settings: MediaSettings): Promise<{ session: RtpSession; sdp: string; negotiated: NegotiatedMedia }> {
+export async function answerMedia(offer: string, settings: MediaSettings, signalAddress?: string): Promise<{ session: RtpSession; sdp: string; negotiated: NegotiatedMedia }> {
   const negotiated = negotiateOffer(offer, settings.codecs);
   const session = await RtpSession.open(settings);
   const sdp = buildAnswer(offer, negotiated, { address: settings.mediaAddress, port: session.localPort, sessionId: sessionId(), sessionVersion: 1 });
-  session.setRemote(negotiated);
+  session.setRemote(signalAddress === undefined ? negotiated : { ...negotiated, signalAddress });
   return { session, sdp, negotiated };
 }
 

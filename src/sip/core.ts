@@ -20,8 +20,15 @@ export interface DialogHandle {
   abandon(reason: string): void;
 }
 
+/** Counts the endpoint keeps for /metrics. */
+export interface SipCounters {
+  /** BYEs of ours that got no final answer, or could not be sent at all. */
+  byeFailures: number;
+}
+
 export interface SipCore {
   readonly log: SipLogger;
+  readonly counters: SipCounters;
   readonly clock: Clock;
   readonly timers: SipTimerValues;
   readonly transactions: TransactionLayer;

@@ -1,6 +1,7 @@
 // One established call leg (RFC 3261 §12): requests we send inside it (BYE, REFER,
 // OPTIONS) and the ones the far end sends (BYE, re-INVITE, UPDATE, INFO, NOTIFY, OPTIONS).
 import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DigestSession } from './auth.ts';
 import { parseDtmfInfo } from './bodies.ts';
 import type { DialogHandle, SipCore } from './core.ts';
@@ -15,6 +16,7 @@ import type { ResponseOptions } from './requests.ts';
 import { SdpNegotiationError, answerReoffer } from './sdp.ts';
 import type { NegotiatedMedia } from './sdp.ts';
 import type { Hop } from './transaction/common.ts';
+import { TransactionLimitError } from './transaction/layer.ts';
 import type { ServerTransaction } from './transaction/layer.ts';
 import type { InviteServerTransaction } from './transaction/server.ts';
 import { formatUri, parseNameAddr } from './uri.ts';
@@ -236,7 +238,10 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
     }
   }
 
-  /** Sends BYE (waiting first for the ACK of our 200, as §15 asks) and ends the dialog. */
+  /**
+   * Sends BYE (waiting first for the ACK of our 200, as §15 asks) and ends the dialog. Never
+   * rejects: a BYE that fails is logged and counted (`counters.byeFailures`).
+   */
   async bye(): Promise<void> {
     await this.#hangup({ by: 'local', reason: 'hangup' });
   }
@@ -247,10 +252,31 @@ export class Dialog extends EventEmitter<DialogEvents> implements DialogHandle {
     if (this.#pendingInvite?.initial) await this.#initialAck;
     if (this.state === 'terminated') return; // the far end hung up meanwhile
     this.#end(end);
-    try {
-      await this.request('BYE');
-    } catch (err) {
-      this.core.log.debug({ callId: this.callId, err: (err as Error).message }, 'sip: BYE got no answer');
+    await this.#sendBye();
+  }
+
+  /**
+   * Our BYE, never lost in silence: a full transaction table is waited out (T1, doubling up to
+   * T2, for at most 64 × T1, as long as a transaction would have tried), and a BYE that gets no
+   * final answer or cannot be sent is logged as a warning and counted (the far end may keep
+   * its leg up, and bill it, until its own timers end it).
+   */
+  async #sendBye(): Promise<void> {
+    const { t1, t2 } = this.core.timers;
+    let wait = t1;
+    for (let waited = 0; ; waited += wait, wait = Math.min(2 * wait, t2)) {
+      try {
+        await this.request('BYE');
+        return;
+      } catch (err) {
+        if (err instanceof TransactionLimitError && waited < 64 * t1) {
+          await sleep(wait);
+          continue;
+        }
+        this.core.counters.byeFailures += 1;
+        this.core.log.warn({ callId: this.callId, err: err instanceof Error ? err.message : String(err) }, 'sip: our BYE failed; the far end may keep its leg up until its own timers end it');
+        return;
+      }
     }
   }
 

@@ -1,13 +1,18 @@
 // The endpoint's transport layer (RFC 3261 §18): one UDP socket and one TCP listener on
 // the same host and port, plus outgoing TCP/TLS connections kept for reuse. Everything
-// that arrives passes the per-source rate limit and the message size cap before parsing.
+// that arrives passes the per-source rate limit (messages and bytes) and the message size
+// cap before parsing; incoming connections are capped per address and in all, apart from
+// our outgoing ones, and a full table makes room by closing a connection that has shown
+// little (one that never completed a message first).
 import dgram from 'node:dgram';
 import net from 'node:net';
 import tls from 'node:tls';
-import { SipStreamFramer, parseMessage, serializeMessage } from './message.ts';
-import type { SipMessage } from './message.ts';
+import { SipParseError, parseMessage, serializeMessage } from './message.ts';
+import type { SipMessage, SipRequest } from './message.ts';
 import type { SourceRateLimiter } from './rate-limit.ts';
 import type { SipTransport } from './resolve.ts';
+import { StreamReader } from './stream-reader.ts';
+import type { StreamDeadlines } from './stream-reader.ts';
 import type { Hop, MessageSender } from './transaction/common.ts';
 import type { SipLogger } from './log.ts';
 
@@ -26,16 +31,16 @@ export interface Source {
   port: number;
 }
 
-export interface ConnectionLimits {
-  /** Open TCP/TLS connections, both directions together. */
-  maxConnections: number;
+export interface ConnectionLimits extends StreamDeadlines {
+  /** Incoming TCP connections in all. */
+  maxInbound: number;
+  /** Outgoing TCP/TLS connections in all, counted apart: incoming ones never take their room. */
+  maxOutbound: number;
   /** Incoming connections from one address. */
   maxPerAddress: number;
-  /** A connection that carries nothing this long is closed. */
-  idleMs: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: 1024, maxPerAddress: 32, idleMs: 300_000 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxInbound: 1024, maxOutbound: 256, maxPerAddress: 32, idleMs: 300_000, headMs: 10_000, bodyMs: 10_000 };
 
 export interface SipTransportsOptions {
   host: string;
@@ -46,18 +51,26 @@ export interface SipTransportsOptions {
   tls?: { rejectUnauthorized?: boolean; ca?: string | Buffer | Array<string | Buffer> };
   log: SipLogger;
   onMessage(msg: SipMessage, source: Source): void;
+  /** A datagram whose head could be read although it is invalid: answer it `status`. */
+  onMalformed(req: SipRequest, status: number, reason: string, source: Source): void;
 }
 
 interface Connection {
+  key: string;
   socket: net.Socket;
   ready: Promise<void>;
   inbound: boolean;
+  address: string;
+  reader: StreamReader;
 }
 
 const keyOf = (transport: SipTransport, address: string, port: number): string => `${transport}|${address}|${port}`;
 
 export class SipTransports implements MessageSender {
   readonly #conns = new Map<string, Connection>();
+  /** Incoming connections by remote address. */
+  readonly #inbound = new Map<string, Set<Connection>>();
+  #inboundCount = 0;
   #closed = false;
 
   private constructor(
@@ -96,19 +109,26 @@ export class SipTransports implements MessageSender {
     return this.#conns.size;
   }
 
+  get rateLimit(): SourceRateLimiter {
+    return this.options.rateLimit;
+  }
+
   #listen(): void {
     const { log, rateLimit } = this.options;
     this.udp.on('error', (err) => log.warn({ err: err.message }, 'sip: udp socket error'));
     this.udp.on('message', (buf, rinfo) => {
-      if (!rateLimit.allow(rinfo.address)) return;
+      if (!rateLimit.allow(rinfo.address, buf.length)) return;
+      const source: Source = { transport: 'udp', address: rinfo.address, port: rinfo.port };
       let msg: SipMessage;
       try {
         msg = parseMessage(buf);
       } catch (err) {
-        log.debug({ from: rinfo.address, err: (err as Error).message }, 'sip: dropped unparseable datagram');
+        const answer = err instanceof SipParseError ? err.answer : undefined;
+        if (answer) this.options.onMalformed(answer.request, answer.status, (err as Error).message, source);
+        else log.debug({ from: rinfo.address, err: (err as Error).message }, 'sip: dropped unparseable datagram');
         return;
       }
-      this.options.onMessage(msg, { transport: 'udp', address: rinfo.address, port: rinfo.port });
+      this.options.onMessage(msg, source);
     });
     this.tcp.on('connection', (socket) => this.#accept(socket));
   }
@@ -116,45 +136,83 @@ export class SipTransports implements MessageSender {
   #accept(socket: net.Socket): void {
     const address = socket.remoteAddress ?? '';
     const port = socket.remotePort ?? 0;
-    const fromHere = [...this.#conns.values()].filter((c) => c.inbound && c.socket.remoteAddress === address).length;
-    if (this.#closed || this.#conns.size >= this.options.limits.maxConnections || fromHere >= this.options.limits.maxPerAddress || !this.options.rateLimit.allow(address)) {
+    const { maxInbound, maxPerAddress } = this.options.limits;
+    const fromHere = this.#inbound.get(address)?.size ?? 0;
+    if (this.#closed || fromHere >= maxPerAddress || !this.options.rateLimit.allow(address)) {
       socket.destroy();
       return;
     }
-    const key = keyOf('tcp', address, port);
-    this.#adopt(key, socket, { transport: 'tcp', address, port }, true);
-    this.#conns.set(key, { socket, ready: Promise.resolve(), inbound: true });
+    if (this.#inboundCount >= maxInbound && !this.#evictInbound()) {
+      socket.destroy();
+      return;
+    }
+    this.#adopt(keyOf('tcp', address, port), socket, { transport: 'tcp', address, port }, Promise.resolve(), true);
+  }
+
+  /**
+   * Room for a newcomer in a full table of incoming connections: one that never completed a
+   * message goes (the oldest of the first address that has one), else the quietest connection of
+   * the address that holds the most (a trunk holds one or two).
+   */
+  #evictInbound(): boolean {
+    for (const set of this.#inbound.values()) {
+      for (const c of set) if (!c.reader.proven) return this.#drop(c);
+    }
+    let busiest: Set<Connection> | undefined;
+    for (const set of this.#inbound.values()) if (!busiest || set.size > busiest.size) busiest = set;
+    let victim: Connection | undefined;
+    for (const c of busiest ?? []) if (!victim || c.reader.lastMessageAt < victim.reader.lastMessageAt) victim = c;
+    return victim ? this.#drop(victim) : false;
+  }
+
+  /** Closes a connection and forgets it at once (its close event comes later). */
+  #drop(conn: Connection): true {
+    this.#forget(conn);
+    conn.socket.destroy();
+    return true;
+  }
+
+  #forget(conn: Connection): void {
+    if (this.#conns.get(conn.key) === conn) this.#conns.delete(conn.key);
+    const set = this.#inbound.get(conn.address);
+    if (conn.inbound && set?.delete(conn)) {
+      this.#inboundCount--;
+      if (set.size === 0) this.#inbound.delete(conn.address);
+    }
   }
 
   /** Reads messages off a stream socket and forgets it when it closes. */
-  #adopt(key: string, socket: net.Socket, source: Source, inbound: boolean): void {
-    const framer = new SipStreamFramer();
-    socket.setTimeout(this.options.limits.idleMs, () => socket.destroy());
+  #adopt(key: string, socket: net.Socket, source: Source, ready: Promise<void>, inbound: boolean): Connection {
+    const { log, rateLimit, limits } = this.options;
+    const reader = new StreamReader(socket, limits, {
+      messages: (messages, bytes) => {
+        for (const msg of messages) {
+          if (inbound && !rateLimit.allow(source.address, bytes)) continue;
+          bytes = 0;
+          this.options.onMessage(msg, source);
+        }
+      },
+      garbage: (err) => log.debug({ from: source.address, err: err.message, inbound }, 'sip: closing unframeable stream'),
+      late: (what) => log.debug({ from: source.address, inbound }, `sip: closing a connection whose message ${what} did not arrive in time`),
+    }, inbound);
+    const conn: Connection = { key, socket, ready, inbound, address: source.address, reader };
     socket.on('error', () => undefined);
-    socket.on('close', () => {
-      if (this.#conns.get(key)?.socket === socket) this.#conns.delete(key);
-    });
-    socket.on('data', (chunk: Buffer) => {
-      let messages: SipMessage[];
-      try {
-        messages = framer.push(chunk);
-      } catch (err) {
-        this.options.log.debug({ from: source.address, err: (err as Error).message, inbound }, 'sip: closing unframeable stream');
-        socket.destroy();
-        return;
-      }
-      for (const msg of messages) {
-        if (inbound && !this.options.rateLimit.allow(source.address)) continue;
-        this.options.onMessage(msg, source);
-      }
-    });
+    socket.on('close', () => this.#forget(conn));
+    this.#conns.set(key, conn);
+    if (inbound) {
+      const set = this.#inbound.get(source.address) ?? new Set<Connection>();
+      set.add(conn);
+      this.#inbound.set(source.address, set);
+      this.#inboundCount++;
+    }
+    return conn;
   }
 
   #connect(hop: Hop): Connection {
     const key = keyOf(hop.transport, hop.address, hop.port);
     const existing = this.#conns.get(key);
     if (existing && !existing.socket.destroyed) return existing;
-    if (this.#conns.size >= this.options.limits.maxConnections) throw new Error('too many SIP connections');
+    if (this.#conns.size - this.#inboundCount >= this.options.limits.maxOutbound) throw new Error('too many outgoing SIP connections');
     const socket: net.Socket = hop.transport === 'tls'
       ? tls.connect({
           host: hop.address,
@@ -172,10 +230,7 @@ export class SipTransports implements MessageSender {
       });
     });
     ready.catch(() => undefined);
-    const conn: Connection = { socket, ready, inbound: false };
-    this.#conns.set(key, conn);
-    this.#adopt(key, socket, { transport: hop.transport, address: hop.address, port: hop.port }, false);
-    return conn;
+    return this.#adopt(key, socket, { transport: hop.transport, address: hop.address, port: hop.port }, ready, false);
   }
 
   async send(msg: SipMessage, hop: Hop): Promise<void> {
@@ -195,9 +250,12 @@ export class SipTransports implements MessageSender {
     this.#closed = true;
     for (const c of this.#conns.values()) c.socket.destroy();
     this.#conns.clear();
+    this.#inbound.clear();
+    this.#inboundCount = 0;
     await Promise.all([
       new Promise<void>((resolve) => this.udp.close(() => resolve())),
       new Promise<void>((resolve) => this.tcp.close(() => resolve())),
     ]);
   }
 }
+

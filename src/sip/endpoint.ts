@@ -2,13 +2,14 @@
 // layer, the dialog table, and the entry points for calls out, calls in and registration.
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
-import type { DialogHandle, SipCore } from './core.ts';
+import type { DialogHandle, SipCore, SipCounters } from './core.ts';
 import { dialogKey } from './core.ts';
 import { IncomingCall } from './inbound.ts';
 import type { SipLogger } from './log.ts';
 import { silentLog } from './log.ts';
-import { headerParams, parseCSeq, splitHeaderList } from './message.ts';
+import { headerParams, splitHeaderList } from './message.ts';
 import type { SipMessage, SipRequest, SipResponse } from './message.ts';
+import { inspectRequest, type Refusal } from './inspect.ts';
 import { placeCall } from './outbound.ts';
 import type { OutboundResult, PlaceCallOptions } from './outbound.ts';
 import { DEFAULT_RATE_LIMIT, SourceRateLimiter } from './rate-limit.ts';
@@ -21,14 +22,14 @@ import type { TargetPolicy } from './target.ts';
 import { DEFAULT_TIMERS } from './transaction/common.ts';
 import type { Hop, SipTimerValues } from './transaction/common.ts';
 import { topVia } from './transaction/keys.ts';
-import { TransactionLayer } from './transaction/layer.ts';
+import { DEFAULT_TRANSACTION_LIMITS, TransactionLayer } from './transaction/layer.ts';
+import type { TransactionLimits } from './transaction/layer.ts';
 import { InviteServerTransaction } from './transaction/server.ts';
 import { DEFAULT_CONNECTION_LIMITS, SipTransports } from './endpoint-transport.ts';
 import type { ConnectionLimits, Source } from './endpoint-transport.ts';
 import { escapeUser, formatHost } from './uri.ts';
 
-export interface EndpointLimits {
-  maxTransactions: number;
+export interface EndpointLimits extends TransactionLimits {
   maxDialogs: number;
   /** An INVITE the application neither answers nor rejects gets 480 after this long (RFC 3261's Timer C is 3 min). */
   unansweredInviteMs: number;
@@ -48,7 +49,7 @@ export interface SipEndpointOptions {
   log?: SipLogger;
   /** RFC 3261 T1, T2, T4 in ms; tests shorten them. */
   timers?: Partial<SipTimerValues>;
-  limits?: Partial<EndpointLimits>;
+  limits?: Partial<Omit<EndpointLimits, 'connections'>> & { connections?: Partial<ConnectionLimits> };
   rateLimit?: Partial<RateLimitOptions>;
   /** DNS resolver and the egress policy every outgoing SIP destination must pass. */
   policy?: TargetPolicy;
@@ -68,6 +69,7 @@ export class SipEndpoint implements SipCore {
   readonly policy: TargetPolicy;
   readonly advertised: { host: string; port: number };
   readonly unansweredInviteMs: number;
+  readonly counters: SipCounters = { byeFailures: 0 };
   readonly #dialogs = new Map<string, DialogHandle>();
   readonly #limits: EndpointLimits;
   #transports!: SipTransports;
@@ -80,9 +82,9 @@ export class SipEndpoint implements SipCore {
     this.clock = options.clock ?? systemClock;
     this.timers = { ...DEFAULT_TIMERS, ...options.timers };
     this.policy = options.policy ?? {};
-    this.#limits = { maxTransactions: 5000, maxDialogs: 2000, unansweredInviteMs: 180_000, closeGraceMs: 2000, ...options.limits, connections: { ...DEFAULT_CONNECTION_LIMITS, ...options.limits?.connections } };
+    this.#limits = { ...DEFAULT_TRANSACTION_LIMITS, maxDialogs: 2000, unansweredInviteMs: 180_000, closeGraceMs: 2000, ...options.limits, connections: { ...DEFAULT_CONNECTION_LIMITS, ...options.limits?.connections } };
     this.unansweredInviteMs = this.#limits.unansweredInviteMs;
-    this.transactions = new TransactionLayer({ send: (msg, hop) => this.send(msg, hop) }, this.timers, this.#limits.maxTransactions);
+    this.transactions = new TransactionLayer({ send: (msg, hop) => this.send(msg, hop) }, this.timers, this.#limits);
     this.advertised = { host: options.advertisedHost ?? options.host, port: 0 };
   }
 
@@ -96,6 +98,7 @@ export class SipEndpoint implements SipCore {
       log: endpoint.log,
       ...(options.tls ? { tls: options.tls } : {}),
       onMessage: (msg, source) => endpoint.#receive(msg, source),
+      onMalformed: (req, status, reason, source) => endpoint.#refuseMalformed(req, status, reason, source),
     });
     endpoint.advertised.port = endpoint.#transports.port;
     return endpoint;
@@ -107,6 +110,11 @@ export class SipEndpoint implements SipCore {
 
   get dialogCount(): number {
     return this.#dialogs.size;
+  }
+
+  /** What /metrics shows of the endpoint: each a count since start. */
+  stats(): { byeFailures: number; refusedRequests: number; droppedMessages: number } {
+    return { byeFailures: this.counters.byeFailures, refusedRequests: this.transactions.refused, droppedMessages: this.#transports.rateLimit.dropped };
   }
 
   /** Who answers calls that arrive (none: 480 Temporarily Unavailable). */
@@ -197,38 +205,51 @@ export class SipEndpoint implements SipCore {
     }
     const existing = this.transactions.findServer(req);
     if (existing) return existing.receiveRetransmission();
-    const invalid = checkRequest(req);
+    const refusal = inspectRequest(req);
     const tx = this.transactions.createServer(req, hop);
-    if (!tx) {
-      void this.send(makeResponse(req, invalid ? 400 : 503, invalid ? { reason: invalid } : { headers: [['Retry-After', '5']] }), hop).catch(() => undefined);
-      return;
-    }
-    if (invalid) return tx.respond(makeResponse(req, 400, { reason: invalid }));
+    if (!tx) return this.#answerStateless(req, refusal ?? { status: 503, headers: [['Retry-After', '5']] }, hop);
+    const answer = (status: number, options: Omit<Refusal, 'status'> = {}): void => tx.respond(makeResponse(req, status, { toTag: tx.toTag, ...options }));
+    if (refusal) return answer(refusal.status, refusal);
     if (req.method === 'CANCEL') return this.#onCancel(req, tx);
     // RFC 3261 §8.2.2.3: we implement no extension a request could require (100rel, timer...).
     const required = req.headers.getAll('Require').flatMap(splitHeaderList);
-    if (required.length > 0) return tx.respond(makeResponse(req, 420, { headers: [['Unsupported', required.join(', ')]] }));
+    if (required.length > 0) return answer(420, { headers: [['Unsupported', required.join(', ')]] });
     if (req.method === 'INVITE') tx.respond(makeResponse(req, 100));
     if (tagOf(req.headers.get('To'))) {
       if (dialog) dialog.handleRequest(req, tx);
-      else tx.respond(makeResponse(req, 481));
+      else answer(481);
       return;
     }
     if (req.method === 'INVITE' && tx instanceof InviteServerTransaction) {
       const handler = this.#onInvite;
-      if (!handler) return tx.respond(makeResponse(req, 480));
+      if (!handler) return answer(480);
       handler(new IncomingCall(this, req, tx, source));
       return;
     }
-    if (req.method === 'OPTIONS') return tx.respond(makeResponse(req, 200, { headers: [['Allow', ALLOW], ['Accept', 'application/sdp']] }));
+    if (req.method === 'OPTIONS') return answer(200, { headers: [['Allow', ALLOW], ['Accept', 'application/sdp']] });
     const noDialog = ['BYE', 'INFO', 'NOTIFY', 'UPDATE', 'PRACK'].includes(req.method);
-    tx.respond(makeResponse(req, noDialog ? 481 : 405, noDialog ? {} : { headers: [['Allow', ALLOW]] }));
+    answer(noDialog ? 481 : 405, noDialog ? {} : { headers: [['Allow', ALLOW]] });
   }
 
-  #onCancel(req: SipRequest, tx: { respond(res: SipResponse): void }): void {
+  /** A response without a transaction: no room for one, or a request whose head was all we could read. */
+  #answerStateless(req: SipRequest, refusal: Refusal, hop: Hop): void {
+    const res = makeResponse(req, refusal.status, { ...(refusal.reason ? { reason: refusal.reason } : {}), ...(refusal.headers ? { headers: refusal.headers } : {}) });
+    this.send(res, hop).catch((err: unknown) => this.log.debug({ err: (err as Error).message, to: hop.address }, 'sip: could not send a stateless answer'));
+  }
+
+  /** RFC 4475 §3.1.2: a request framed wrong (a Content-Length that lies, LWS in its Request-URI, SIP/7.0) is answered, once. */
+  #refuseMalformed(req: SipRequest, status: number, reason: string, source: Source): void {
+    const via = topVia(req);
+    if (!via || req.method === 'ACK') return;
+    const hop = responseHop(req, source, via.params.has('rport') ? null : via.port);
+    stampReceived(req, source);
+    this.#answerStateless(req, { status, reason: reason.length > 60 ? 'Bad Request' : reason }, hop);
+  }
+
+  #onCancel(req: SipRequest, tx: { respond(res: SipResponse): void; readonly toTag: string }): void {
     const invite = this.transactions.findServer(req, 'INVITE');
-    if (!(invite instanceof InviteServerTransaction)) return tx.respond(makeResponse(req, 481));
-    tx.respond(makeResponse(req, 200));
+    if (!(invite instanceof InviteServerTransaction)) return tx.respond(makeResponse(req, 481, { toTag: tx.toTag }));
+    tx.respond(makeResponse(req, 200, { toTag: invite.toTag }));
     if (!invite.answered) invite.tu.onCancel?.();
   }
 }
@@ -250,16 +271,4 @@ function stampReceived(req: SipRequest, source: Source): void {
   req.headers.delete('Via');
   req.headers.append('Via', [stamped, ...rest].join(','));
   for (const v of values.slice(1)) req.headers.append('Via', v);
-}
-
-/** The fields every request needs (RFC 3261 §8.1.1); a reason for the 400 when one is missing. */
-function checkRequest(req: SipRequest): string | null {
-  for (const name of ['From', 'To', 'Call-ID', 'CSeq']) if (!req.headers.get(name)) return `Missing ${name}`;
-  try {
-    if (parseCSeq(req.headers.get('CSeq') ?? '').method.toUpperCase() !== req.method.toUpperCase()) return 'CSeq method does not match';
-  } catch {
-    return 'Invalid CSeq';
-  }
-  if (req.method === 'INVITE' && !req.headers.get('Contact')) return 'Missing Contact';
-  return null;
 }

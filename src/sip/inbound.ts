@@ -7,7 +7,7 @@ import type { SipCore } from './core.ts';
 import { Dialog } from './dialog.ts';
 import { headerParams, parseCSeq, splitHeaderList } from './message.ts';
 import type { SipRequest } from './message.ts';
-import { ALLOW, REASONS, makeResponse, token } from './requests.ts';
+import { ALLOW, REASONS, makeResponse } from './requests.ts';
 import type { InviteServerTransaction } from './transaction/server.ts';
 import type { Source } from './endpoint-transport.ts';
 import { decodeUser, formatNameAddr, formatUri, parseNameAddr } from './uri.ts';
@@ -51,12 +51,13 @@ export class IncomingCall extends EventEmitter<{ cancelled: [] }> {
   readonly sdp: string;
   readonly signal: AbortSignal;
   #state: 'offered' | 'answered' | 'rejected' | 'cancelled' = 'offered';
-  readonly #tag = token(6);
+  readonly #tag: string;
   readonly #abort = new AbortController();
   readonly #expiry: NodeJS.Timeout;
 
   constructor(private readonly core: SipCore, private readonly req: SipRequest, private readonly tx: InviteServerTransaction, source: Source) {
     super();
+    this.#tag = tx.toTag;
     this.callId = req.headers.get('Call-ID') ?? '';
     this.requestUri = req.uri;
     this.from = partyOf(req.headers.get('From'));

@@ -1,9 +1,22 @@
 // SIP message parsing, serialisation and stream framing (RFC 3261 §7, §18.3).
 // Input comes straight off the network, so every path ends either in a message
 // or in a SipParseError; nothing here may throw anything else on hostile bytes.
+import { MAX_HEADER_LINES, hasBareControl } from './header-text.ts';
+
+/**
+ * A request whose head could be read although the message is invalid (a malformed Request-Line,
+ * another SIP version, a Content-Length that does not frame it): what to answer it with.
+ */
+export interface ParseAnswer {
+  request: SipRequest;
+  status: number;
+}
 
 export class SipParseError extends Error {
   override name = 'SipParseError';
+  constructor(message: string, readonly answer?: ParseAnswer) {
+    super(message);
+  }
 }
 
 /** Hard cap for one message, head plus body, in either direction. */
@@ -27,7 +40,7 @@ const CANONICAL_NAMES = new Map(
 );
 
 const TOKEN_RE = /^[A-Za-z0-9\-.!%*_+`'~]+$/;
-// Control characters other than HT are never legal in a head line; rejecting them
+// Control characters other than HT are never legal in a start line; rejecting them
 // also rules out smuggling a bare CR past our line splitting.
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_RE = /[\x00-\x08\x0a-\x1f\x7f]/;
@@ -63,7 +76,7 @@ export class SipHeaders {
 
   append(name: string, value: string): this {
     if (!TOKEN_RE.test(name)) throw new TypeError(`invalid SIP header name ${JSON.stringify(name)}`);
-    if (/[\r\n\0]/.test(value)) throw new TypeError(`header ${name} contains CR, LF or NUL`);
+    if (hasBareControl(value)) throw new TypeError(`header ${name} contains CR, LF or a control character outside a quoted-pair`);
     this.#entries.push({ name: canonicalHeaderName(name), value });
     return this;
   }
@@ -112,7 +125,16 @@ interface Head {
   contentLength: number | null;
 }
 
-function parseStartLine(line: string): Head['start'] {
+interface StartLine {
+  start: Head['start'];
+  /** A request line we can answer although it is invalid: the status and why. */
+  defect: { status: number; reason: string } | null;
+}
+
+// Liberal enough to answer: method, Request-URI (with LWS in it), SIP version, trailing LWS.
+const LENIENT_REQUEST_LINE = /^(\S+)[ \t]+(\S.*?)[ \t]+(SIP\/\d+\.\d+)[ \t]*$/i;
+
+function parseStartLine(line: string): StartLine {
   if (CONTROL_RE.test(line)) throw new SipParseError('start line contains control characters');
   if (/^SIP\//i.test(line)) {
     const m = /^(\S+) (\S*)(?: (.*))?$/.exec(line);
@@ -121,14 +143,18 @@ function parseStartLine(line: string): Head['start'] {
     if (!/^\d{3}$/.test(code)) throw new SipParseError(`non-numeric status code ${JSON.stringify(code.slice(0, 20))}`);
     const status = Number(code);
     if (status < 100 || status > 699) throw new SipParseError(`status code ${status} out of range`);
-    return { kind: 'response', status, reason: (m[3] ?? '').trim() };
+    return { start: { kind: 'response', status, reason: (m[3] ?? '').trim() }, defect: null };
   }
-  const parts = line.split(/[ \t]+/);
-  if (parts.length !== 3) throw new SipParseError(`malformed request line ${JSON.stringify(line.slice(0, 80))}`);
-  const [method = '', uri = '', version = ''] = parts;
+  const strict = /^(\S+) (\S+) (SIP\/2\.0)$/i.exec(line);
+  const m = strict ?? LENIENT_REQUEST_LINE.exec(line);
+  if (!m) throw new SipParseError(`malformed request line ${JSON.stringify(line.slice(0, 80))}`);
+  const [, method = '', uri = '', version = ''] = m;
   if (!TOKEN_RE.test(method)) throw new SipParseError(`invalid method ${JSON.stringify(method.slice(0, 20))}`);
-  if (!/^SIP\/2\.0$/i.test(version)) throw new SipParseError(`unsupported SIP version ${JSON.stringify(version.slice(0, 20))}`);
-  return { kind: 'request', method, uri };
+  const start = { kind: 'request' as const, method, uri };
+  // RFC 4475 §3.1.2.8-10 and 16: answered 400 (LWS in or around the Request-URI) or 505.
+  if (!/^SIP\/2\.0$/i.test(version)) return { start, defect: { status: 505, reason: `unsupported SIP version ${version.slice(0, 20)}` } };
+  if (!strict) return { start, defect: { status: 400, reason: 'malformed request line' } };
+  return { start, defect: null };
 }
 
 function parseContentLength(values: string[]): number | null {
@@ -151,6 +177,8 @@ function parseHead(buf: Buffer, start: number, end: number, sawBlankLine = true)
   const lines: string[] = [];
   let pos = start;
   while (pos < end) {
+    // Refused before any header is read: a head of thousands of tiny lines costs only this scan.
+    if (lines.length > MAX_HEADER_LINES) throw new SipParseError(`more than ${MAX_HEADER_LINES} header lines`);
     let nl = buf.indexOf(LF, pos);
     if (nl === -1 || nl > end) nl = end;
     const stop = nl > pos && buf[nl - 1] === CR ? nl - 1 : nl;
@@ -161,11 +189,10 @@ function parseHead(buf: Buffer, start: number, end: number, sawBlankLine = true)
   while (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const [first, ...rest] = lines;
   if (first === undefined || first === '') throw new SipParseError('empty message');
-  const startLine = parseStartLine(first);
+  const { start: startLine, defect } = parseStartLine(first);
 
   const unfolded: string[] = [];
-  for (const [i, line] of rest.entries()) {
-    if (CONTROL_RE.test(line)) throw new SipParseError(`header line ${i + 1} contains control characters`);
+  for (const line of rest) {
     if (line.startsWith(' ') || line.startsWith('\t')) {
       // RFC 3261 §7.3.1 folding: the line break plus leading whitespace is one SP.
       if (unfolded.length === 0) throw new SipParseError('continuation line before any header');
@@ -177,6 +204,7 @@ function parseHead(buf: Buffer, start: number, end: number, sawBlankLine = true)
 
   const headers = new SipHeaders();
   for (const [i, line] of unfolded.entries()) {
+    if (hasBareControl(line)) throw new SipParseError(`header line ${i + 1} contains control characters`);
     const colon = line.indexOf(':');
     if (colon === -1) {
       const hint = sawBlankLine ? '' : ' (missing blank line between headers and body?)';
@@ -186,7 +214,20 @@ function parseHead(buf: Buffer, start: number, end: number, sawBlankLine = true)
     if (!TOKEN_RE.test(name)) throw new SipParseError(`invalid header name ${JSON.stringify(name.slice(0, 40))}`);
     headers.append(name, line.slice(colon + 1).trim());
   }
-  return { start: startLine, headers, contentLength: parseContentLength(headers.getAll('Content-Length')) };
+  const head: Head = { start: startLine, headers, contentLength: null };
+  if (defect) throw invalid(head, defect.reason, defect.status);
+  try {
+    head.contentLength = parseContentLength(headers.getAll('Content-Length'));
+  } catch (err) {
+    throw invalid(head, (err as Error).message);
+  }
+  return head;
+}
+
+/** The parse error of a message whose head was read: a request carries what to answer it with. */
+function invalid(head: Head, reason: string, status = 400): SipParseError {
+  if (head.start.kind !== 'request') return new SipParseError(reason);
+  return new SipParseError(reason, { request: { ...head.start, headers: head.headers, body: Buffer.alloc(0) }, status });
 }
 
 function skipKeepalives(buf: Buffer, pos: number, end: number): number {
@@ -226,12 +267,13 @@ export function parseMessage(input: Buffer | string): SipMessage {
   const found = findHeadEnd(buf, headStart, buf.length, headStart);
   const head = parseHead(buf, headStart, found?.headEnd ?? buf.length, found !== null);
   if (!found) {
-    if ((head.contentLength ?? 0) > 0) throw new SipParseError('missing blank line between headers and body');
+    if ((head.contentLength ?? 0) > 0) throw invalid(head, 'missing blank line between headers and body');
     return build(head, Buffer.alloc(0));
   }
   const available = buf.length - found.bodyStart;
   const length = head.contentLength ?? available;
-  if (length > available) throw new SipParseError(`Content-Length ${length} exceeds the ${available} body bytes received`);
+  // RFC 4475 §3.1.2.2: over UDP this is answered 400.
+  if (length > available) throw invalid(head, `Content-Length ${length} exceeds the ${available} body bytes received`);
   return build(head, Buffer.from(buf.subarray(found.bodyStart, found.bodyStart + length)));
 }
 
@@ -274,6 +316,12 @@ export class SipStreamFramer {
 
   get bufferedBytes(): number {
     return this.#len;
+  }
+
+  /** What part of a message has begun to arrive and is still incomplete (keepalive CRLFs are nothing). */
+  get receiving(): 'nothing' | 'head' | 'body' {
+    if (this.#pending) return 'body';
+    return this.#len > 0 ? 'head' : 'nothing';
   }
 
   push(chunk: Buffer): SipMessage[] {

@@ -84,7 +84,7 @@ export class OutboundAttempt {
     this.#provisional = true;
     const sdp = res.body.length > 0 && /^application\/sdp/i.test(res.headers.get('Content-Type') ?? '') ? res.body.toString('utf8') : null;
     if (sdp) this.#earlySdp = sdp;
-    this.deps.options.onProgress?.({ status: res.status, reason: res.reason, sdp });
+    this.deps.options.onProgress?.({ status: res.status, reason: res.reason, sdp, signalAddress: this.deps.hop.address });
   }
 
   #onFinal(res: SipResponse): void {
@@ -114,7 +114,7 @@ export class OutboundAttempt {
       return;
     }
     this.#dialog = dialog;
-    this.#settle({ outcome: 'answered', dialog, remoteSdp: res.body.length > 0 ? res.body.toString('utf8') : (this.#earlySdp ?? '') });
+    this.#settle({ outcome: 'answered', dialog, remoteSdp: res.body.length > 0 ? res.body.toString('utf8') : (this.#earlySdp ?? ''), signalAddress: this.deps.hop.address });
   }
 
   #cancelled(status: number | null, reason: string): OutboundResult {

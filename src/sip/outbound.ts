@@ -20,6 +20,8 @@ export interface CallProgress {
   reason: string;
   /** The SDP of a 183 (early media: start RTP now), else null. */
   sdp: string | null;
+  /** The address the INVITE went to and its answers come from (RTP latching may learn it). */
+  signalAddress: string;
 }
 
 export interface PlaceCallOptions {
@@ -40,7 +42,7 @@ export interface PlaceCallOptions {
 }
 
 export type OutboundResult =
-  | { outcome: 'answered'; dialog: Dialog; remoteSdp: string }
+  | { outcome: 'answered'; dialog: Dialog; remoteSdp: string; signalAddress: string }
   /** The far end said no: the final status and reason as received. */
   | { outcome: 'rejected'; status: number; reason: string }
   /** We gave up: our AbortSignal or the ring timeout. `status` is the INVITE's final answer (487), null if none came. */

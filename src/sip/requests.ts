@@ -22,7 +22,10 @@ export const REASONS: Record<number, string> = {
 
 export interface ResponseOptions {
   reason?: string;
-  /** Added to To when the request's To has no tag yet (never on 100 Trying). */
+  /**
+   * Added to To when the request's To has no tag yet (never on 100 Trying). Without it such a
+   * response gets a fresh tag: RFC 3261 §8.2.6.2 wants one on every response outside a dialog.
+   */
   toTag?: string;
   headers?: Array<[string, string]>;
   body?: Buffer;
@@ -34,8 +37,8 @@ export function makeResponse(req: SipRequest, status: number, options: ResponseO
   for (const via of req.headers.getAll('Via')) headers.append('Via', via);
   headers.append('From', req.headers.get('From') ?? '');
   const to = req.headers.get('To') ?? '';
-  const needsTag = status > 100 && options.toTag !== undefined && !/;\s*tag=/i.test(to);
-  headers.append('To', needsTag ? `${to};tag=${options.toTag ?? ''}` : to);
+  const needsTag = status > 100 && !/;\s*tag\s*=/i.test(to);
+  headers.append('To', needsTag ? `${to};tag=${options.toTag ?? token(6)}` : to);
   headers.append('Call-ID', req.headers.get('Call-ID') ?? '');
   headers.append('CSeq', req.headers.get('CSeq') ?? '');
   for (const [name, value] of options.headers ?? []) headers.append(name, value);

@@ -193,9 +193,14 @@ function toTransportError(err: unknown, remote: ResolvedTarget): SipTransportErr
 async function openUdp(opts: FlowOptions, t1: number, t2: number): Promise<Flow> {
   const sock = dgram.createSocket(opts.target.family === 6 ? 'udp6' : 'udp4');
   let flow: Flow | null = null;
-  // A connected socket reports ICMP errors as 'error' events; they must not crash us,
-  // and a refused UDP port is reported to the caller as a timeout like any silence.
-  sock.on('error', () => undefined);
+  // A connected socket reports ICMP errors as 'error' events. Port unreachable (ECONNREFUSED)
+  // means nothing listens there: every transaction fails at once, as on TCP, instead of
+  // retransmitting into the void until the deadline. Other ICMP errors may pass; they are ignored.
+  sock.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNREFUSED') return;
+    const { message } = toTransportError(err, opts.target);
+    flow?.failAll(new SipTransportError(`${message} (ICMP port unreachable)`, err.code));
+  });
   await abortable<void>(opts.signal, ({ resolve, reject }, onCleanup) => {
     const fail = (err: Error): void => reject(toTransportError(err, opts.target));
     sock.once('error', fail);

@@ -74,10 +74,15 @@ export function parseUri(text: string): SipUri {
   const scheme = (m[1] ?? '').toLowerCase() as SipUri['scheme'];
   let rest = m[2] ?? '';
   let headers = '';
+  // `?` starts the headers, unless it is in the user part (RFC 4475's intmeth URI): then an `@`
+  // follows it, and no `@` precedes it.
+  const lastAt = rest.lastIndexOf('@');
   const q = rest.indexOf('?');
-  if (q !== -1) {
-    headers = rest.slice(q + 1);
-    rest = rest.slice(0, q);
+  const userHasQuestionMark = q !== -1 && lastAt > q && !rest.slice(0, q).includes('@');
+  const headersAt = userHasQuestionMark ? rest.indexOf('?', lastAt) : q;
+  if (headersAt !== -1) {
+    headers = rest.slice(headersAt + 1);
+    rest = rest.slice(0, headersAt);
   }
   if (scheme === 'tel') {
     const semi = rest.indexOf(';');
@@ -164,7 +169,8 @@ export interface Via {
 }
 
 export function parseVia(value: string): Via {
-  const m = /^SIP\s*\/\s*2\.0\s*\/\s*([A-Za-z]+)\s+([^;\s]+)\s*(;.*)?$/i.exec(value.trim());
+  // Any version, so that a request of another one can still be answered 505 (RFC 4475 §3.1.2.16).
+  const m = /^SIP\s*\/\s*\d+\.\d+\s*\/\s*([A-Za-z]+)\s+([^;\s]+)\s*(;.*)?$/i.exec(value.trim());
   if (!m) throw new SipParseError(`invalid Via ${JSON.stringify(value.slice(0, 60))}`);
   const { host, port } = parseHostPort(m[2] ?? '');
   return { transport: (m[1] ?? '').toUpperCase(), host, port, params: headerParams(`x${m[3] ?? ''}`) };

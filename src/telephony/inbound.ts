@@ -38,7 +38,7 @@ async function take(telephony: Telephony, deps: InboundDeps, call: IncomingCall)
   }
   let media: { session: RtpSession; sdp: string; codec: CodecName };
   try {
-    const answered = await answerMedia(call.sdp, telephony.media());
+    const answered = await answerMedia(call.sdp, telephony.media(), call.source.address);
     media = { session: answered.session, sdp: answered.sdp, codec: answered.negotiated.codec };
   } catch (err) {
     if (err instanceof SdpNegotiationError) return call.reject(err.status);

@@ -56,10 +56,10 @@ export class SipBridge {
       return { ok: false, reason: unanswered(result) };
     }
     try {
-      applyAnswer(rtpB, result.remoteSdp, [legA.codec]);
+      applyAnswer(rtpB, result.remoteSdp, [legA.codec], result.signalAddress);
     } catch {
       rtpB.close();
-      await result.dialog.bye().catch(() => undefined);
+      await result.dialog.bye();
       return { ok: false, reason: `${destination} answered with media other than ${legA.codec}` };
     }
     const legB = { dialog: result.dialog, rtp: rtpB };
@@ -68,8 +68,8 @@ export class SipBridge {
     legB.rtp.on('audio', (frame) => void legA.rtp.send(frame.payload));
     legA.rtp.on('dtmf', ({ digit }) => void legB.rtp.sendDtmf(digit).catch(() => undefined));
     legB.rtp.on('dtmf', ({ digit }) => void legA.rtp.sendDtmf(digit).catch(() => undefined));
-    void legA.dialog.ended.then(() => legB.dialog.bye().catch(() => undefined));
-    void legB.dialog.ended.then(() => legA.dialog.bye().catch(() => undefined));
+    void legA.dialog.ended.then(() => legB.dialog.bye());
+    void legB.dialog.ended.then(() => legA.dialog.bye());
     this.#done = Promise.all([legA.dialog.ended, legB.dialog.ended]).then(() => {
       rtpB.close();
       route.log.info({ destination }, 'bridged transfer ended');

@@ -50,7 +50,7 @@ export async function runSipCall(engine: CallEngine, call: ConnectedSipCall): Pr
   try {
     const setup = call.setup ?? await prepareCall(engine, call.call).catch(() => null);
     if (!setup) {
-      await dialog.bye().catch(() => undefined);
+      await dialog.bye(); // never rejects: a failed BYE is logged and counted by the dialog
     } else {
       const session = newSession(engine, setup, call.log);
       const bridge = call.bridge ? new SipBridge(call.bridge, { dialog, rtp, codec: call.codec }) : null;
@@ -63,7 +63,7 @@ export async function runSipCall(engine: CallEngine, call: ConnectedSipCall): Pr
       const stop = (): void => {
         void session.end('server_lost');
         // A bridged call is no longer the session's: hanging up the caller's leg ends the other.
-        if (bridge?.done) void dialog.bye().catch(() => undefined);
+        if (bridge?.done) void dialog.bye();
       };
       call.signal?.addEventListener('abort', stop, { once: true });
       if (call.signal?.aborted) stop();

@@ -40,15 +40,15 @@ export function sipDialer(telephony: Telephony, deps: DialerDeps): Dialer {
           trunk: route.trunk, target: request.targetNumber, from: route.number, sdpOffer: sdp, ringTimeoutMs: config.ringMs, signal: request.signal,
           // Early media (183 with SDP): the far end's audio flows before the answer.
           onProgress: (progress) => {
-            if (progress.sdp) try { applyAnswer(rtp, progress.sdp); } catch { /* an unusable early answer waits for the 2xx */ }
+            if (progress.sdp) try { applyAnswer(rtp, progress.sdp, undefined, progress.signalAddress); } catch { /* an unusable early answer waits for the 2xx */ }
           },
         });
         if (result.outcome !== 'answered') return unansweredOutcome(result);
         let codec;
         try {
-          codec = applyAnswer(rtp, result.remoteSdp).codec;
+          codec = applyAnswer(rtp, result.remoteSdp, undefined, result.signalAddress).codec;
         } catch {
-          await result.dialog.bye().catch(() => undefined);
+          await result.dialog.bye();
           return { status: 'failed', error: 'the far end answered with media we cannot use', retryable: false, sipCode: 200 };
         }
         let call;
@@ -59,7 +59,7 @@ export function sipDialer(telephony: Telephony, deps: DialerDeps): Dialer {
             audio: sipAudioFormat(codec), sipCredentialId: route.credentialId,
           });
         } catch (err) {
-          await result.dialog.bye().catch(() => undefined);
+          await result.dialog.bye();
           return { status: 'failed', error: err instanceof Error ? err.message : 'the call could not be recorded', retryable: true, sipCode: 200 };
         }
         kept = true;

@@ -75,6 +75,19 @@ export function telephonyMetrics(registry: Registry, telephony: Telephony): void
     lateness: 'How late RTP frames of SIP calls went out after their place on their talkspurt\'s 20 ms grid, since start',
     frames: 'RTP frames of SIP calls sent by the media thread on their grid, since start',
   }, () => telephony.rtpLateness());
+  const sip = [
+    ['parley_sip_bye_failures', 'BYEs of ours that got no final answer or could not be sent (the far end may have kept its leg up), since start', 'byeFailures'],
+    ['parley_sip_requests_refused', 'SIP requests answered 503 for want of room in the transaction table (whole, or the sender\'s share), since start', 'refusedRequests'],
+    ['parley_sip_messages_dropped', 'SIP messages dropped unread by the per-address rate limit (messages or bytes), since start', 'droppedMessages'],
+  ] as const;
+  for (const [name, help, key] of sip) {
+    new Gauge({
+      name, help, registers: [registry],
+      collect() {
+        this.set(telephony.endpoint.stats()[key]);
+      },
+    });
+  }
   new Gauge({
     name: 'parley_rtp_late_handovers', help: 'RTP frames of SIP calls the main thread handed to the media thread after their time (later than the lead), since start', registers: [registry],
     collect() {

@@ -28,6 +28,16 @@ export class FrameQueue<F> {
     this.count++;
   }
 
+  /** Puts a frame back in front of the others (a pause takes back what the peer had not played). */
+  unshift(frame: F, tag: string | undefined, at: number): void {
+    if (this.count === this.frames.length) this.grow();
+    this.head = (this.head - 1 + this.frames.length) % this.frames.length;
+    this.frames[this.head] = frame;
+    this.tags[this.head] = tag;
+    this.queuedAt[this.head] = at;
+    this.count++;
+  }
+
   /** When the oldest frame was queued (only when there is one). */
   firstQueuedAt(): number {
     return this.queuedAt[this.head] as number;

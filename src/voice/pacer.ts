@@ -42,6 +42,15 @@ export interface PacedOutput<F> {
   enqueue(frame: F, tag?: string): void;
   /** No more frames will come for `tag`: `onPlayed` fires once its last frame is sent. */
   end(tag: string): void;
+  /**
+   * The caller may be interrupting: nothing more is sent until resume(), and the frames sent but
+   * not yet played (the lead the peer buffers, which the caller of pause() flushes there) are
+   * taken back to the front of the queue, so a resume plays on from what the caller last heard.
+   */
+  pause(): void;
+  /** Sending goes on after a pause, from the first frame the caller did not hear. */
+  resume(): void;
+  readonly paused: boolean;
   /** Barge-in: drops everything queued, reporting each tag not yet fully played. */
   clear(): ClearReport;
   /** Ms of `tag` sent so far, until the tag is reported played or cut. */
@@ -59,7 +68,7 @@ export class Pacer {
   /** Grid positions are counted in whole ticks from `origin`, so no float error piles up. */
   private lastTick = -1;
 
-  constructor(private readonly clock: PacerClock, options: { frameMs?: number } = {}) {
+  constructor(readonly clock: PacerClock, options: { frameMs?: number } = {}) {
     this.frameMs = options.frameMs ?? 20;
   }
 

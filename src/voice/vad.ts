@@ -35,13 +35,15 @@ export type VadEvent =
   | { type: 'speech_start'; atMs: number; audio: Int16Array }
   /** Audio after speech_start, window by window, up to and including the window of speech_end. */
   | { type: 'speech'; audio: Int16Array }
-  /** atMs: stream time the speech stopped (the event itself comes stopDuration later). */
-  | { type: 'speech_end'; atMs: number };
+  /** atMs: stream time the speech stopped; decidedMs: the stream time at which that became sure (stopDuration later). */
+  | { type: 'speech_end'; atMs: number; decidedMs: number };
 
 export interface Vad {
   /** The next PCM16 audio at 16 kHz (any length); the events its complete windows decided. */
   push(pcm16k: Int16Array): Promise<VadEvent[]>;
   readonly speaking: boolean;
+  /** Speaking, or a run of speech under way that is not yet startDuration long. */
+  readonly hearing: boolean;
   /** Forget the speech state and the model's memory; stream time runs on. */
   reset(): void;
 }
@@ -77,6 +79,7 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
   let runSpeech = 0; // samples of speech in that run
   let runGap = 0; // samples of non-speech since the run's last speech window
   let silenceStart: number | null = null; // where the silence (while speaking) began
+  let delivered = 0; // stream samples already delivered with speech events: a backbuffer never repeats them
   let generation = 0; // bumped by reset() so that a step in flight is dropped
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -88,6 +91,7 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
     speaking = false;
     endRun();
     silenceStart = null;
+    delivered = 0;
   }
 
   function endRun(): void {
@@ -116,9 +120,10 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
 
     if (speaking) {
       events.push({ type: 'speech', audio });
+      delivered = end;
       if (isSpeech) silenceStart = null;
       else if ((silenceStart ??= start) <= end - stopSamples) {
-        events.push({ type: 'speech_end', atMs: msAt(silenceStart) });
+        events.push({ type: 'speech_end', atMs: msAt(silenceStart), decidedMs: msAt(end) });
         speaking = false;
         silenceStart = null;
       }
@@ -132,10 +137,12 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
     runSpeech += SILERO_WINDOW;
     runGap = 0;
     if (runSpeech < startSamples) return;
-    const from = Math.max(0, runStart - backSamples);
+    // The backbuffer reaches back before the run, but never into audio an earlier utterance delivered.
+    const from = Math.max(0, runStart - backSamples, delivered);
     const held = recent.filter((w) => w.start + SILERO_WINDOW > from);
     const audioSoFar = concatSamples(held.map((w) => w.audio)).subarray(from - held[0]!.start);
     events.push({ type: 'speech_start', atMs: msAt(runStart), audio: audioSoFar });
+    delivered = end;
     speaking = true;
     endRun();
   }
@@ -157,6 +164,9 @@ export function createVad(model: SileroModel, settings: VadSettings): Vad {
   return {
     get speaking() {
       return speaking;
+    },
+    get hearing() {
+      return speaking || runStart !== null;
     },
     push(pcm16k) {
       const result = queue.then(() => process(pcm16k));

@@ -216,7 +216,7 @@ describe('call-control tools on a transport with CallControl', () => {
     h.session.attachVoice(voice);
     scriptTools(llm, [{ id: 'call_e', name: 'end_call', arguments: '{"message":"Goodbye."}' }]);
     const sayCalled = new Promise<void>((resolve) => (onSay = resolve));
-    h.session.voiceHost().callerSaid('That is all.', performance.now());
+    h.session.voiceHost().callerSaid('That is all.', { lastSpeechAt: 0, endedAt: 0, endpointing: 'vad' });
     await sayCalled;
     assert.deepEqual(said.map((s) => s.text), ['Goodbye.']);
     // Let every pending callback run: the call must still be on, waiting for the audio.

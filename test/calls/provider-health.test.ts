@@ -34,20 +34,23 @@ describe('provider health and the ledger of a call', () => {
     assert.equal(health.cooling('org-9999', 'llm', 'anthropic'), true);
   });
 
-  it('the ledger: turn 0 is the greeting, a transcription belongs to the turn that answers it, failures to their turn', () => {
+  it('the ledger: turn 0 is the greeting, a transcription and the rounds answering its words belong to the turn taken for them', () => {
     const ledger = new ProviderLedger();
     ledger.served('tts', 'elevenlabs');
     ledger.failed('stt', 'deepgram');
     ledger.served('stt', 'openai');
-    ledger.nextTurn();
-    ledger.failed('llm', 'anthropic');
-    ledger.served('llm', 'openai_compatible');
+    // A speculative answer to words the caller then went on from: it leaves no trace.
+    ledger.served('llm', 'anthropic', 'I would like');
+    // One begun on the words the turn is then taken for: it is that turn's.
+    ledger.failed('llm', 'anthropic', 'I would like a table');
+    ledger.served('llm', 'openai_compatible', 'I would like a table');
+    ledger.nextTurn('I would like a table');
     ledger.served('tts', 'elevenlabs');
-    ledger.nextTurn();
-    ledger.served('llm', 'anthropic');
+    ledger.nextTurn('For two');
+    ledger.served('llm', 'anthropic', 'For two');
     assert.deepEqual(ledger.snapshot(), [
       { turn: 0, tts: 'elevenlabs' },
-      { turn: 1, stt: 'openai', failed: ['stt:deepgram', 'llm:anthropic'], llm: 'openai_compatible', tts: 'elevenlabs' },
+      { turn: 1, stt: 'openai', llm: 'openai_compatible', tts: 'elevenlabs', failed: ['stt:deepgram', 'llm:anthropic'] },
       { turn: 2, llm: 'anthropic' },
     ]);
   });

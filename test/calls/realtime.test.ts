@@ -88,6 +88,8 @@ for (const dialect of DIALECTS) {
         parameters: {
           model: 'gpt-realtime', voice: { voiceId: 'marin', speed: 1.1 },
           vad: { confidenceThreshold: 0.6, stopDuration: 0.5, backbufferDuration: 0.3, minVolume: 0.1 },
+          // The server VAD with these settings (the default, smart, asks for the semantic VAD).
+          turn: { endpointing: 'vad' },
           transcriber: { provider: 'openai', model: 'gpt-4o-transcribe', language: 'en-US' },
         },
       });

@@ -215,6 +215,40 @@ for (const dialect of DIALECTS) {
       assert.ok(answered && answered.text.length < long.length, `only the heard part is kept: ${JSON.stringify(answered)}`);
     });
 
+    it('turn-taking: a backchannel over the answer pauses it (clear), then it plays on; the record counts a false interruption and no turn', { timeout: 60_000 }, async () => {
+      const long = 'Our opening hours are from nine in the morning until six in the evening. ' +
+        'On Saturdays we open at ten and close at four in the afternoon. ' +
+        'On Sundays and public holidays the shop stays closed all day long.';
+      const [ask, yeah] = [await speech('Tell me your hours'), await speech('yeah')];
+      // The fake STT's script follows the bursts of sound it is sent (test/voice/fakes/deepgram.ts).
+      stt.setScript([{ text: 'Tell me your hours.', seconds: (ask.length / 16000) * 0.6 }, { text: 'Yeah.', seconds: (yeah.length / 16000) * 0.6 }]);
+      w.llm.respond = () => ({ text: long });
+      const ttsFrom = tts.sent.length;
+      const { client, callId } = await answer(callForm());
+      await heardFrom(client, ttsFrom);
+      const greetingBytes = client.audio().length;
+      const llmBefore = w.llm.requests.length;
+      await client.talk(await mulawSpeech('Tell me your hours'));
+      while (client.audio().length - greetingBytes < 8000) await sleep(20);
+      await client.talk(await mulawSpeech('yeah'));
+      await client.next('clear', 15_000);
+      const afterClear = client.audio().length;
+      // The answer plays on after the pause: another second of it arrives.
+      const deadline = performance.now() + 15_000;
+      while (client.audio().length - afterClear < 8000) {
+        assert.ok(performance.now() < deadline, 'the answer did not play on after the backchannel');
+        await sleep(20);
+      }
+      assert.equal(w.llm.requests.length, llmBefore + 1, 'the backchannel made no turn');
+      client.stop();
+      await client.closed;
+      assert.deepEqual(client.violations, []);
+      const call = await callRecord(w, callId);
+      assert.equal(call.turnTaking.falseInterruptions, 1);
+      assert.deepEqual(call.transcript.filter((e: any) => e.role === 'user').map((e: any) => e.text), ['Tell me your hours.']);
+      stt.setTranscript(QUESTION);
+    });
+
     it('refuses a wrong signature, a Host-signed URL, another account and an organization without a credential; nothing is created', { timeout: 30_000 }, async () => {
       const before = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
       const refusals = [

@@ -81,11 +81,12 @@ for (const dialect of DIALECTS) {
 }
 
 const ORG_OPENAI_KEY = 'sk-organization-realtime-0123456789';
-// What a speech_to_speech strategy with no settings asks of the model: the server's defaults for the rest.
+// What a speech_to_speech strategy with no settings asks of the model: smart endpointing is the
+// semantic VAD, as eager as the default maxSilence (1.6 s) allows; the server's defaults for the rest.
 const PLAIN_SESSION = {
   type: 'realtime', model: 'gpt-realtime', instructions: 'Be brief.', output_modalities: ['audio'],
   audio: {
-    input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'gpt-4o-mini-transcribe' }, turn_detection: { type: 'server_vad', create_response: true, interrupt_response: true } },
+    input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'gpt-4o-mini-transcribe' }, turn_detection: { type: 'semantic_vad', eagerness: 'high', create_response: true, interrupt_response: true } },
     output: { format: { type: 'audio/pcm', rate: 24000 } },
   },
   tools: [], tool_choice: 'auto',

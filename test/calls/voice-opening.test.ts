@@ -5,6 +5,7 @@ import { createVoiceKit, type VoiceKit } from '../../src/calls/voice/kit.ts';
 import type { AudioLink } from '../../src/calls/voice/link.ts';
 import type { VoiceHost } from '../../src/calls/voice/voice.ts';
 import type { CallFailure } from '../../src/calls/failure.ts';
+import { turnSettings } from '../../src/calls/turns/settings.ts';
 import { DEFAULT_VAD_SETTINGS } from '../../src/voice/vad.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
 
@@ -32,6 +33,7 @@ describe('opening a call voice', () => {
     const host = {
       frame: () => undefined, callerSpeechStarted: () => undefined, callerSaid: () => undefined, callerTurnEnded: () => undefined,
       callerTranscribed: () => undefined, runTools: async () => [], firstAudio: () => undefined, played: () => undefined,
+      callerInterrupted: () => undefined, callerSpeculating: () => undefined, callerSpeculationCancelled: () => undefined, falseInterruption: () => undefined,
       failed: (failure: CallFailure) => void failures.push(failure),
     } satisfies VoiceHost;
     const link: AudioLink = {
@@ -42,7 +44,7 @@ describe('opening a call voice', () => {
     const call = new AbortController();
     const voice = await openVoice(kit, {
       plan: {
-        kind: 'pipeline', audio: link.format, vad: { ...DEFAULT_VAD_SETTINGS },
+        kind: 'pipeline', audio: link.format, vad: { ...DEFAULT_VAD_SETTINGS }, turn: turnSettings(),
         tts: { provider: 'espeak', access: { apiKey: null, baseUrl: '' }, voice: {} },
         stt: { provider: 'deepgram', access: { apiKey: KEY, baseUrl: fake.url }, model: 'nova-3', language: 'en' },
       },

@@ -251,7 +251,8 @@ for (const dialect of DIALECTS) {
       assert.ok(lastAudio - startedAt <= 200, `audio went on ${Math.round(lastAudio - startedAt)} ms after the caller started speaking`);
       assert.ok(cut.heard.length > 0 && long.startsWith(cut.heard) && cut.heard.length < long.length, `heard: ${cut.heard}`);
       const history = w.llm.requests[llmBefore].messages;
-      assert.deepEqual(history.slice(-2), [{ role: 'assistant', content: cut.heard }, { role: 'user', content: 'Wait a moment' }]);
+      // The model is told what the caller heard, marked as cut there (docs/voice.md, "Turn-taking").
+      assert.deepEqual(history.slice(-2), [{ role: 'assistant', content: `${cut.heard} [interrupted by the caller]` }, { role: 'user', content: 'Wait a moment' }]);
       client.send({ type: 'end' });
       await client.closed;
       const call = await callRecord(w, id);

@@ -21,7 +21,8 @@ export interface RawPeer {
   close(): Promise<void>;
 }
 
-export async function rawPeer(): Promise<RawPeer> {
+/** A raw peer on `address` (another loopback address looks like another machine). */
+export async function rawPeer(address = '127.0.0.1'): Promise<RawPeer> {
   const sock = dgram.createSocket('udp4');
   const received: Received[] = [];
   const waiters = new Set<() => void>();
@@ -36,7 +37,7 @@ export async function rawPeer(): Promise<RawPeer> {
     peer.onMessage?.(r);
     for (const w of [...waiters]) w();
   });
-  await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => sock.bind(0, address, resolve));
   const peer: RawPeer = {
     port: sock.address().port,
     received,
@@ -87,9 +88,9 @@ export function reply(req: SipRequest, status: number, reason: string, options: 
 }
 
 /** A request from the raw peer to `port`, with its own Via. */
-export function request(method: string, uri: string, peerPort: number, fields: Record<string, string>, body = ''): SipRequest {
+export function request(method: string, uri: string, peerPort: number, fields: Record<string, string>, body = '', peerAddress = '127.0.0.1'): SipRequest {
   const headers = new SipHeaders();
-  headers.append('Via', `SIP/2.0/UDP 127.0.0.1:${peerPort};branch=z9hG4bK${Math.random().toString(36).slice(2)};rport`);
+  headers.append('Via', `SIP/2.0/UDP ${peerAddress}:${peerPort};branch=z9hG4bK${Math.random().toString(36).slice(2)};rport`);
   headers.append('Max-Forwards', '70');
   for (const [k, v] of Object.entries(fields)) headers.append(k, v);
   if (body) headers.append('Content-Type', 'application/sdp');

@@ -55,7 +55,7 @@ for (const dialect of DIALECTS) {
       const strategy = (await t.call('POST', `${a.orgPath}/llm-generation-strategies`, { body: strategyBody })).json().data.id;
       const assistant = (await t.call('POST', `${a.orgPath}/assistants`, { body: { name: 'Fuzz' } })).json().data.id;
       const agent = (await t.call('POST', `${a.orgPath}/agents`, { body: { name: 'Fuzz agent' } })).json().data.id;
-      known = { vendorId: [a.vendorId], organizationId: [a.organizationId], ids: [strategy, assistant, agent, a.organizationId], agentId: [agent], assistantId: [assistant], strategyId: [strategy] };
+      known = { vendorId: [a.vendorId], organizationId: [a.organizationId], ids: [strategy, assistant, agent, a.organizationId], agentId: [agent], assistantId: [assistant], strategyId: [strategy], version: ['1', '2'] };
       const doc = (await t.call('GET', '/openapi.json', { token: null })).json();
       const components = doc.components.schemas as Record<string, Schema>;
       operations = [];

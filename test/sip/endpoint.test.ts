@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Dialog } from '../../src/sip/dialog.ts';
 import { SipEndpoint } from '../../src/sip/endpoint.ts';
+import { headerParams } from '../../src/sip/message.ts';
 import type { SipResponse } from '../../src/sip/message.ts';
-import { SourceRateLimiter } from '../../src/sip/rate-limit.ts';
+import { DEFAULT_RATE_LIMIT, SourceRateLimiter } from '../../src/sip/rate-limit.ts';
 import { buildOffer } from '../../src/sip/sdp.ts';
 import { isResponse, rawPeer, request } from '../helpers/raw-sip-peer.ts';
 import type { RawPeer } from '../helpers/raw-sip-peer.ts';
@@ -60,6 +61,44 @@ describe('SIP endpoint', () => {
     assert.deepEqual([bad.status, bad.headers.get('Unsupported')], [420, '100rel, timer']);
   });
 
+  it('puts a To tag on every final answer outside a dialog (RFC 3261 §8.2.6.2), the same one on a CANCEL\'s 200 as on its INVITE\'s 487', async () => {
+    const tagOf = (res: SipResponse): string | null | undefined => headerParams(res.headers.get('To') ?? '').get('tag');
+    const contact = { Contact: `<sip:caller@127.0.0.1:${peer.port}>` };
+    const answers = [
+      await send('OPTIONS', fields('OPTIONS')),
+      await send('MESSAGE', fields('MESSAGE')),
+      await send('FROBNICATE', fields('FROBNICATE')),
+      await send('INVITE', fields('INVITE', callId(), { ...contact, Require: '100rel' }), SDP),
+      await send('INVITE', fields('INVITE', callId(), { Contact: '' }), SDP),
+      await send('INVITE', fields('INVITE', callId(), contact), SDP),
+      await send('BYE', fields('BYE')),
+    ];
+    assert.deepEqual(answers.map((r) => r.status), [200, 405, 501, 420, 400, 480, 481]);
+    for (const res of answers) assert.match(tagOf(res) ?? '', /^\w{8,}$/, `${res.status} has a To tag`);
+    const small = await SipEndpoint.start({ host: '127.0.0.1', port: 0, limits: { maxTransactions: 1, clientReserve: 0 } });
+    try {
+      small.onInvite((call) => call.ringing());
+      const [a, b] = [callId(), callId()];
+      for (const id of [a, b]) peer.send(request('INVITE', `sip:parley@127.0.0.1:${small.port}`, peer.port, { ...fields('INVITE', id), ...contact }, SDP), small.port);
+      const [busy] = await peer.waitFor((m) => isResponse(503)(m) && m.headers.get('Call-ID') === b);
+      assert.ok(tagOf(busy?.msg as SipResponse), 'a 503 sent without a transaction has one too');
+    } finally {
+      await small.close();
+    }
+    endpoint.onInvite((call) => call.ringing());
+    const id = callId();
+    const invite = request('INVITE', `sip:parley@127.0.0.1:${endpoint.port}`, peer.port, { ...fields('INVITE', id), ...contact }, SDP);
+    peer.send(invite, endpoint.port);
+    const [ringing] = await peer.waitFor((m) => isResponse(180)(m) && m.headers.get('Call-ID') === id);
+    const cancel = request('CANCEL', invite.uri, peer.port, { ...fields('CANCEL', id) });
+    cancel.headers.set('Via', invite.headers.get('Via') ?? '');
+    peer.send(cancel, endpoint.port);
+    const [ok] = await peer.waitFor((m) => isResponse(200, 'CANCEL')(m) && m.headers.get('Call-ID') === id);
+    const [terminated] = await peer.waitFor((m) => isResponse(487)(m) && m.headers.get('Call-ID') === id);
+    const tag = tagOf(ringing?.msg as SipResponse);
+    assert.deepEqual([tagOf(ok?.msg as SipResponse), tagOf(terminated?.msg as SipResponse)], [tag, tag]);
+  });
+
   it('answers 400 to a request missing what RFC 3261 requires, and drops what it cannot parse', async () => {
     const noCallId = fields('OPTIONS');
     const res = await send('INVITE', { ...fields('INVITE', 'x'), CSeq: '1 INVITE', Contact: '' });
@@ -71,7 +110,7 @@ describe('SIP endpoint', () => {
   });
 
   it('refuses new transactions with 503 when the table is full', async () => {
-    const small = await SipEndpoint.start({ host: '127.0.0.1', port: 0, limits: { maxTransactions: 2 } });
+    const small = await SipEndpoint.start({ host: '127.0.0.1', port: 0, limits: { maxTransactions: 2, clientReserve: 0 } });
     try {
       small.onInvite((call) => call.ringing()); // keeps each INVITE transaction open
       const ids = [callId(), callId(), callId()];
@@ -116,7 +155,7 @@ describe('SIP endpoint', () => {
   });
 
   it('keeps its table of sources bounded under a flood from many addresses', () => {
-    const limiter = new SourceRateLimiter({ perSecond: 1, burst: 1, maxSources: 100, now: () => 0 });
+    const limiter = new SourceRateLimiter({ ...DEFAULT_RATE_LIMIT, perSecond: 1, burst: 1, maxSources: 100, now: () => 0 });
     for (let i = 0; i < 10_000; i++) limiter.allow(`10.0.${i >> 8}.${i & 255}`);
     assert.equal(limiter.sources, 100);
     assert.equal(limiter.allow('10.0.39.15'), false, 'a recent source keeps its empty bucket');

@@ -201,11 +201,11 @@ describe('RTP port pool', () => {
     const leases = [];
     try {
       leases.push(await pool.allocate(IGNORE), await pool.allocate(IGNORE));
-      assert.deepEqual(leases.map((l) => l.port), [20500, 20504], '20502 is taken by someone else');
+      assert.deepEqual(leases.map((l) => l.port).sort(), [20500, 20504], '20502 is taken by someone else');
       await assert.rejects(pool.allocate(IGNORE), RtpPortsExhaustedError);
       leases[0]?.release();
       leases.push(await pool.allocate(IGNORE));
-      assert.equal(leases[2]?.port, 20500);
+      assert.equal(leases[2]?.port, leases[0]?.port, 'the one pair freed');
       assert.equal(pool.inUse, 2);
     } finally {
       for (const l of leases) l.release();
@@ -213,6 +213,25 @@ describe('RTP port pool', () => {
       await pool.close();
     }
     assert.equal(pool.inUse, 0);
+  });
+});
+
+describe('RTP port choice', () => {
+  it('2: is not sequential: the next call\'s port cannot be told from the last one\'s', async () => {
+    const pool = new RtpPortPool({ min: 20700, max: 20899 }, '127.0.0.1');
+    const leases = [];
+    try {
+      for (let i = 0; i < 20; i++) leases.push(await pool.allocate({ packet: () => undefined, error: () => undefined }));
+      const ports = leases.map((l) => l.port);
+      assert.ok(ports.every((p) => p % 2 === 0 && p >= 20700 && p <= 20898));
+      const steps = ports.slice(1).map((p, i) => p - (ports[i] ?? 0));
+      // In sequence every step would be 2; at random among 100 pairs hardly any is.
+      assert.ok(steps.filter((d) => d === 2).length < 10, `steps ${steps.join(', ')}`);
+      assert.notDeepEqual(ports, Array.from({ length: 20 }, (_, i) => 20700 + 2 * i));
+    } finally {
+      for (const l of leases) l.release();
+      await pool.close();
+    }
   });
 });
 

@@ -44,6 +44,13 @@ async function far(): Promise<Far> {
   };
 }
 
+/** The packet types of a compound RTCP datagram, in order (200 SR, 201 RR, 202 SDES, 203 BYE). */
+function rtcpTypes(datagram: Buffer): number[] {
+  const types: number[] = [];
+  for (let pos = 0; pos + 4 <= datagram.length; pos += 4 + datagram.readUInt16BE(pos + 2) * 4) types.push(datagram[pos + 1] ?? 0);
+  return types;
+}
+
 const rtp = (seq: number, ts: number, payload: Buffer, pt = 0, ssrc = 0xabc): Buffer => buildRtp({ payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc, marker: false }, payload);
 
 describe('RTP session', () => {
@@ -113,6 +120,92 @@ describe('RTP session', () => {
     session.send(Buffer.alloc(160));
     await peer.wait(2);
     assert.deepEqual([silent.got.length, stray.got.length], [0, 0]);
+  });
+
+  /** A far end on another loopback address: another machine as far as latching can tell. */
+  async function stranger(address: string): Promise<Far> {
+    const sock = dgram.createSocket('udp4');
+    const got: Buffer[] = [];
+    sock.on('message', (buf) => got.push(buf));
+    await new Promise<void>((resolve) => sock.bind(0, address, resolve));
+    socks.push(sock);
+    return { sock, port: sock.address().port, got, wait: () => Promise.reject(new Error('not waited on')) };
+  }
+  const until = async (what: string, done: () => boolean): Promise<void> => within((async () => {
+    while (!done()) await new Promise((r) => setTimeout(r, 5));
+  })(), 5000, what);
+
+  it('2: an attacker sending first from another address is dropped: it is never heard, never sent to', async () => {
+    const attacker = await stranger('127.0.3.20');
+    session.setRemote(remote({ signalAddress: '127.0.0.1' }));
+    const heard: number[] = [];
+    session.on('audio', (f) => f.missing < f.payload.length && heard.push(f.payload[0] ?? 0));
+    for (let i = 0; i < 10; i++) attacker.sock.send(rtp(i, i * 160, Buffer.alloc(160, 0x66)), session.localPort, '127.0.0.1');
+    attacker.sock.send(buildReport({ ssrc: 0x666, sender: null, cname: 'x', block: null }), session.localPort + 1, '127.0.0.1');
+    await until('the attack dropped', () => session.stats().dropped.foreignSource >= 11);
+    for (let i = 0; i < 5; i++) peer.sock.send(rtp(100 + i, 16_000 + i * 160, Buffer.alloc(160, 0x11)), session.localPort, '127.0.0.1');
+    await until('the caller heard', () => heard.length >= 3);
+    session.send(Buffer.alloc(160, 0x22));
+    await peer.wait(1);
+    assert.deepEqual([...new Set(heard)], [0x11], 'only the caller is heard');
+    assert.equal(session.stats().packetsReceived, 5);
+    assert.equal(attacker.got.length, 0, 'nothing went to the attacker');
+  });
+
+  it('2: after seconds of silence (DTX), a new source cannot take the stream over, from another address or another port', async () => {
+    let now = 0;
+    const quiet = await RtpSession.open({ pool, rtcpIntervalMs: 60_000, now: () => now });
+    try {
+      const attacker = await stranger('127.0.3.21');
+      const sameHost = await far(); // 127.0.0.1, another port: a spoofed or stray source beside the caller
+      socks.push(sameHost.sock);
+      quiet.setRemote(remote());
+      peer.sock.send(rtp(1, 160, Buffer.alloc(160, 1)), quiet.localPort, '127.0.0.1');
+      await until('the caller latched', () => quiet.stats().packetsReceived === 1);
+      now += 5000; // the caller's phone stops sending while its user listens
+      // Each sends a steady stream (many packets in a row, which is what used to win the latch after a second of silence).
+      for (const source of [attacker, sameHost]) {
+        for (let i = 0; i < 20; i++) {
+          source.sock.send(rtp(50 + i, 99_000 + i * 160, Buffer.alloc(160)), quiet.localPort, '127.0.0.1');
+          now += 20;
+        }
+        await until('a stream dropped', () => quiet.stats().dropped.foreignSource >= (source === attacker ? 20 : 40));
+      }
+      quiet.send(Buffer.alloc(160, 0x22));
+      await peer.wait(1);
+      assert.deepEqual([quiet.stats().packetsReceived, attacker.got.length, sameHost.got.length], [1, 0, 0]);
+    } finally {
+      quiet.close();
+    }
+  });
+
+  it('2: behind NAT (an SDP address we may not reach), the signalling source is learned at the start, and only it, and only then', async () => {
+    let now = 0;
+    const natted = await RtpSession.open({ pool, rtcpIntervalMs: 60_000, now: () => now, allowAddress: (ip) => ip.startsWith('127.') });
+    const late = await RtpSession.open({ pool, rtcpIntervalMs: 60_000, now: () => now, allowAddress: (ip) => ip.startsWith('127.') });
+    try {
+      const phone = await stranger('127.0.3.22'); // where the INVITE came from
+      const attacker = await stranger('127.0.3.23');
+      const lan = { remoteAddress: '192.168.1.20', remotePort: 40_000, remoteRtcpPort: 40_001, signalAddress: '127.0.3.22' };
+      natted.setRemote(remote(lan));
+      assert.equal(natted.send(Buffer.alloc(160)), false, 'nothing goes to the LAN address');
+      attacker.sock.send(rtp(1, 160, Buffer.alloc(160)), natted.localPort, '127.0.0.1');
+      now += 500;
+      phone.sock.send(rtp(1, 160, Buffer.alloc(160, 3)), natted.localPort, '127.0.0.1');
+      await until('the phone learned', () => natted.stats().packetsReceived === 1);
+      assert.equal(natted.send(Buffer.alloc(160)), true);
+      await until('our frame at the phone', () => phone.got.length === 1);
+      assert.equal(natted.stats().dropped.foreignSource, 1, 'the attacker was dropped, although it came first');
+      // Past the window, the signalling source is no longer learned.
+      late.setRemote(remote(lan));
+      now += 3001;
+      phone.sock.send(rtp(1, 160, Buffer.alloc(160, 3)), late.localPort, '127.0.0.1');
+      await until('dropped', () => late.stats().dropped.foreignSource === 1);
+      assert.equal(late.stats().packetsReceived, 0);
+    } finally {
+      natted.close();
+      late.close();
+    }
   });
 
   it('sends and takes nothing from an address the policy refuses, and nothing while on hold', async () => {
@@ -200,9 +293,13 @@ describe('RTP session', () => {
       await within((async () => {
         while (!saidBye()) await new Promise((r) => setTimeout(r, 5));
       })(), 5000, 'our RTCP BYE');
-      const after = peerRtcp.got.slice(before).map((b) => parseRtcp(b));
-      assert.ok(after.at(-1)?.byes.includes(reporting.ssrc), 'the BYE comes last');
-      assert.ok(after.at(-2)?.reports.some((r) => r.ssrc === reporting.ssrc), 'after a last report');
+      // RFC 3550 §6.1: the BYE travels in a compound packet that starts with SR or RR, never alone.
+      const last = peerRtcp.got.at(-1) as Buffer;
+      const [first, ...rest] = rtcpTypes(last);
+      assert.ok(first === 200 || first === 201, `starts with SR or RR, not ${first}`);
+      assert.deepEqual(rest, [202, 203], 'then SDES and BYE, in the same datagram');
+      const parsed = parseRtcp(last);
+      assert.deepEqual([parsed.reports.map((r) => r.ssrc), parsed.byes], [[reporting.ssrc], [reporting.ssrc]]);
     } finally {
       reporting.close();
     }

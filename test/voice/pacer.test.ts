@@ -110,6 +110,58 @@ describe('Pacer', () => {
     output.close();
   });
 
+  it('pause() stops sending and takes back the lead the peer had not played; resume() plays on from the first frame not heard', () => {
+    const clock = new ManualPacerClock(0);
+    const pacer = new Pacer(clock);
+    const { output, sent, played } = recorder(pacer, clock, 2);
+    for (let i = 0; i < 10; i++) output.enqueue(i, 'answer');
+    output.end('answer');
+    clock.advance(100); // frames 0..2 at 0, then one per tick: 0..7 sent by 100, 5 of them played
+    assert.equal(sent.length, 8);
+    output.pause();
+    assert.ok(output.paused);
+    assert.equal(output.playedMs('answer'), 100, 'frames 5, 6 and 7 (starting now, and the lead) were taken back');
+    clock.advance(200);
+    assert.equal(sent.length, 8, 'nothing is sent while paused');
+    output.resume();
+    clock.advance(100);
+    assert.deepEqual(sent.slice(8).map((s) => s.frame), [5, 6, 7, 8, 9], 'the taken-back frames go first, in order');
+    assert.deepEqual(played, [{ tag: 'answer', ms: 200 }], 'played once, counting each frame once');
+    output.close();
+  });
+
+  it('clear() while paused drops the taken-back frames too, and reports only what was heard as sent', () => {
+    const clock = new ManualPacerClock(0);
+    const pacer = new Pacer(clock);
+    const { output, sent } = recorder(pacer, clock, 2);
+    for (let i = 0; i < 10; i++) output.enqueue(i, 'answer');
+    clock.advance(100);
+    output.pause();
+    const report = output.clear();
+    assert.deepEqual(report, { cut: [{ tag: 'answer', sentMs: 100, droppedMs: 100 }], aheadMs: 0 });
+    assert.ok(!output.paused, 'a cleared output is not paused');
+    output.enqueue(42, 'next');
+    clock.advance(20);
+    assert.equal(sent.at(-1)?.frame, 42);
+    output.close();
+  });
+
+  it('a tag reported played before a pause is not reported again when its taken-back frames replay', () => {
+    const clock = new ManualPacerClock(0);
+    const pacer = new Pacer(clock);
+    const { output, sent, played } = recorder(pacer, clock, 2);
+    for (let i = 0; i < 3; i++) output.enqueue(i, 'short');
+    output.end('short');
+    clock.advance(0); // all three sent at once (lead 2): played, though the peer holds them
+    assert.deepEqual(played, [{ tag: 'short', ms: 60 }]);
+    output.pause();
+    output.resume();
+    clock.advance(60);
+    assert.deepEqual(sent.map((s) => s.frame), [0, 1, 2, 0, 1, 2]);
+    assert.equal(played.length, 1);
+    output.close();
+  });
+
   it('drives many outputs from one timer and stops it when the last output closes', () => {
     const clock = new ManualPacerClock(0);
     const pacer = new Pacer(clock);

@@ -50,7 +50,7 @@ describe('Deepgram live STT', () => {
     assert.ok(similarity(utterance, received, 0).ncc >= 0.99);
     assert.deepEqual(fake.requests.at(-1), {
       authorization: `Token ${KEY}`,
-      query: { encoding: 'linear16', sample_rate: '16000', channels: '1', interim_results: 'true', endpointing: '300', model: 'nova-3', language: 'en-US' },
+      query: { encoding: 'linear16', sample_rate: '16000', channels: '1', interim_results: 'true', punctuate: 'true', endpointing: '300', model: 'nova-3', language: 'en-US' },
     });
 
     await session.close();

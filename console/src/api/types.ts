@@ -23,6 +23,8 @@ export type Call = DataOf<Ok<Org<'/calls/{callId}'>, 'get'>>;
 export type Task = DataOf<Ok<Org<'/agents/{agentId}/tasks/{taskId}'>, 'get'>>;
 export type TaskCreate = Body<Org<'/agents/{agentId}/tasks'>, 'post'>;
 export type Delivery = ItemOf<Ok<Org<'/webhook-deliveries'>, 'get'>>;
+export type VersionPage = Ok<Org<'/assistants/{assistantId}/versions'>, 'get'>;
+export type Version = DataOf<Ok<Org<'/assistants/{assistantId}/versions/{version}'>, 'get'>>;
 export type ExtensionTestResult = DataOf<Ok<Org<'/assistants/{assistantId}/extensions/{extensionId}/test'>, 'post'>>;
 
 export type Kind = 'assistant' | 'agent';

@@ -21,7 +21,3 @@ export function Placeholders({ text, label }: { text: string; label: string }) {
     </div>
   );
 }
-
-function placeholderNames(text: string): string[] {
-  return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1] ?? ''))];
-}

@@ -86,7 +86,12 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
     <>
       <div className="page-head">
         <h1>{title}</h1>
-        {kind === 'agent' && !isNew && <Link className="button" to={`/agents/${id}/tasks`}>Tasks</Link>}
+        {!isNew && (
+          <div className="row">
+            <Link className="button" to={`/${plural(kind)}/${id}/history`}>History</Link>
+            {kind === 'agent' && <Link className="button" to={`/agents/${id}/tasks`}>Tasks</Link>}
+          </div>
+        )}
       </div>
       <form className="editor" onSubmit={(e) => void save(e)} noValidate>
         <section className="card" aria-labelledby="basics">

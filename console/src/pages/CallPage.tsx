@@ -34,7 +34,7 @@ export default function CallPage() {
   ].sort((a, b) => a.at.localeCompare(b.at));
   const start = Date.parse(c.startedAt ?? c.createdAt);
   const offset = (at: string) => `${((Date.parse(at) - start) / 1000).toFixed(1)} s`;
-  const slowest = Math.max(1, ...c.turns.map((t) => t.latencyMs));
+  const slowest = Math.max(1, ...c.turns.map((t) => t.latency?.totalMs ?? t.latencyMs));
   const source = c.kind === 'agent' ? `/agents/${c.agentId ?? ''}` : `/assistants/${c.assistantId ?? ''}`;
 
   return (
@@ -54,6 +54,10 @@ export default function CallPage() {
           {c.failure && <><dt>Failure</dt><dd className="bad">{c.failure.source}{c.failure.statusCode === null ? '' : ` ${c.failure.statusCode}`}: {c.failure.message}</dd></>}
           {Object.keys(c.userValues).length > 0 && <><dt>User values</dt><dd><code>{JSON.stringify(c.userValues)}</code></dd></>}
           {c.unfilledPlaceholders.length > 0 && <><dt>Unfilled</dt><dd className="bad">{c.unfilledPlaceholders.map((p) => `{{${p}}}`).join(', ')}</dd></>}
+          {c.turnTaking && <>
+            <dt>False interruptions</dt><dd>{c.turnTaking.falseInterruptions}</dd>
+            <dt>Speculative answers</dt><dd>{c.turnTaking.speculativeStarts} started, {c.turnTaking.speculativeDiscards} dropped</dd>
+          </>}
         </dl>
       </section>
       <section className="card" aria-labelledby="timeline">
@@ -90,7 +94,9 @@ export default function CallPage() {
             {/* index counts the caller's turns: the answer to the first thing the caller said is turn 1. */}
             {c.turns.map((t) => (
               <li key={t.index}>
-                Turn {t.index}: <span className="latency" style={{ inlineSize: `${(t.latencyMs / slowest) * 100}%` }} aria-hidden="true" /> {t.latencyMs} ms
+                Turn {t.index}:{' '}
+                {t.latency ? <LatencyParts latency={t.latency} scale={slowest} endpointing={t.endpointing} />
+                  : <><span className="latency" style={{ inlineSize: `${(t.latencyMs / slowest) * 100}%` }} aria-hidden="true" /> {t.latencyMs} ms</>}
               </li>
             ))}
           </ul>
@@ -104,3 +110,26 @@ export default function CallPage() {
     </>
   );
 }
+
+type TurnLatency = NonNullable<Call['turns'][number]['latency']>;
+const PARTS = [
+  { key: 'endpointingMs', label: 'end of turn', className: 'p-endpointing' },
+  { key: 'llmFirstTokenMs', label: 'LLM first token', className: 'p-llm' },
+  { key: 'ttsFirstAudioMs', label: 'first audio', className: 'p-tts' },
+] as const;
+
+/** A voice turn's wait as a stacked bar drawn to one scale for every turn of the call, and the same in words. */
+function LatencyParts({ latency, scale, endpointing }: { latency: TurnLatency; scale: number; endpointing: string | undefined }) {
+  return (
+    <span className="latency-parts">
+      <span className="stack" style={{ inlineSize: `${(latency.totalMs / scale) * 16}rem` }} aria-hidden="true">
+        {PARTS.map((p) => <span key={p.key} className={p.className} style={{ flexGrow: latency[p.key] }} title={`${p.label}: ${latency[p.key]} ms`} />)}
+      </span>
+      {' '}{latency.totalMs} ms
+      <small className="note">
+        {' '}({PARTS.map((p) => `${p.label} ${latency[p.key]} ms`).join(' + ')}{endpointing ? `; ${endpointing} endpointing` : ''})
+      </small>
+    </span>
+  );
+}
+

@@ -48,6 +48,9 @@ export default function Overview() {
               <Stat label="turn latency, median" value={o.turnLatency.p50Ms === null ? '—' : `${o.turnLatency.p50Ms} ms`} />
               <Stat label="turn latency, p95" value={o.turnLatency.p95Ms === null ? '—' : `${o.turnLatency.p95Ms} ms`} />
               <Stat label={`answered turns`} value={String(o.turnLatency.turns)} />
+              <Stat label="voice response, median" value={o.responseLatency.p50Ms === null ? '—' : `${o.responseLatency.p50Ms} ms`} />
+              <Stat label="voice response, p95" value={o.responseLatency.p95Ms === null ? '—' : `${o.responseLatency.p95Ms} ms`} />
+              <Stat label={`false interruptions of ${o.interruptions.real + o.interruptions.false}`} value={`${(o.interruptions.falseRate * 100).toFixed(1)} %`} />
               <Stat label={`tool errors of ${o.tools.invocations} calls`} value={`${(o.tools.errorRate * 100).toFixed(1)} %`} />
             </div>
             <section className="card" aria-labelledby="per-day">

@@ -66,7 +66,7 @@ export default function Tasks() {
                 {column.tasks.map((task) => (
                   <li key={task.id} className="task">
                     <span className="task-number">{task.targetNumber}</span>
-                    <small>{task.attempts}/{task.maxAttempts} attempts · next {when(task.nextAttemptAt)}</small>
+                    <small>{task.attempts}/{task.maxAttempts} attempts · next {when(task.nextAttemptAt)}{task.agentVersion !== null && ` · agent version ${task.agentVersion}`}</small>
                     {task.lastError && <small className="bad">{task.lastError}</small>}
                     <span className="row">
                       {writable && (['PENDING', 'SCHEDULED', 'IN_PROGRESS'] as TaskStatus[]).includes(task.status) && (

@@ -58,7 +58,8 @@ export function CsvUpload({ agentId, onCreated }: { agentId: string; onCreated: 
       <h2 id="upload">Upload tasks (CSV)</h2>
       <p className="note">
         A header row, then one task per row. Columns <code>targetNumber</code>, <code>allowedHoursBegin</code>, <code>allowedHours</code>,{' '}
-        <code>onlyWeekdays</code>, <code>timezone</code>, <code>maxAttempts</code>, <code>execute</code>; any other column becomes a userValue.
+        <code>onlyWeekdays</code>, <code>timezone</code>, <code>maxAttempts</code>, <code>execute</code>, <code>agentVersion</code> (pins a version of
+        the agent); any other column becomes a userValue.
         Up to 1,000 rows, all or nothing.
       </p>
       <label htmlFor={input}>CSV file</label>

@@ -2,7 +2,7 @@ import Papa from 'papaparse';
 import type { TaskCreate } from '../api/types';
 
 /** Columns that are task fields; every other column goes into userValues under its own name. */
-const FIELDS = new Set(['targetNumber', 'allowedHoursBegin', 'allowedHours', 'onlyWeekdays', 'timezone', 'maxAttempts', 'execute']);
+const FIELDS = new Set(['targetNumber', 'allowedHoursBegin', 'allowedHours', 'onlyWeekdays', 'timezone', 'maxAttempts', 'execute', 'agentVersion']);
 
 export interface ParsedCsv {
   tasks: TaskCreate[];

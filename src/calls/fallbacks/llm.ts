@@ -28,14 +28,14 @@ export interface FallbackContext {
  * caller hears nothing of it. A failure after words were streamed is not retried elsewhere: the
  * caller heard them, and another model cannot go on from the middle of someone else's answer
  * (it would repeat or contradict them), so that call ends as before, with the apology. It also
- * tells the ledger which LLM served each turn (a turn begins with a round answering a caller's message).
+ * tells the ledger which LLM answered which words.
  */
 export class FallbackLlm implements Llm {
   constructor(private readonly candidates: readonly LlmCandidate[], private readonly context: FallbackContext) {}
 
   async round(request: LlmRoundRequest): Promise<LlmRound> {
     const { health, ledger, owner, log } = this.context;
-    if (request.messages.at(-1)?.role === 'user') ledger.nextTurn();
+    const words = callerWords(request);
     let failure: unknown = null;
     for (const candidate of health.order(owner, 'llm', this.candidates)) {
       let spoke = false;
@@ -46,12 +46,12 @@ export class FallbackLlm implements Llm {
           onDelta: (text) => ((spoke = true), request.onDelta(text)),
         });
         health.succeeded(owner, 'llm', candidate.provider);
-        ledger.served('llm', candidate.provider);
+        ledger.served('llm', candidate.provider, words);
         return result;
       } catch (err) {
         if (request.signal.aborted) throw err;
         health.failed(owner, 'llm', candidate.provider);
-        ledger.failed('llm', candidate.provider);
+        ledger.failed('llm', candidate.provider, words);
         if (spoke) throw err;
         failure ??= err;
         if (this.candidates.length > 1) log.warn({ provider: candidate.provider, err: errorName(err) }, 'LLM failed before answering; the next one takes the turn');
@@ -64,6 +64,12 @@ export class FallbackLlm implements Llm {
   async close(): Promise<void> {
     await Promise.all(this.candidates.filter((c) => c.own).map(async (c) => c.llm.close?.()));
   }
+}
+
+/** The caller's words a round answers: the last user message (a tool round's is further back). */
+function callerWords(request: LlmRoundRequest): string | undefined {
+  const content = request.messages.findLast((m) => m.role === 'user')?.content;
+  return typeof content === 'string' ? content : undefined;
 }
 
 /** An error as the log may name it: its class and message (clients' messages carry no key). */

@@ -25,6 +25,7 @@ interface Open {
  */
 export class FallbackSttSession implements SttSession {
   onInterim?: (text: string) => void;
+  onSpeechFinal?: () => void;
   private utterance: Int16Array[] = [];
   private samples = 0;
   private closed = false;
@@ -36,6 +37,12 @@ export class FallbackSttSession implements SttSession {
   /** The transcriber listening now: what a failure of the call names. */
   get provider(): string {
     return this.current.candidate.provider;
+  }
+
+  /** The listening transcriber's preview, when it has one (a provider without interim text): the listener asks each time. */
+  get preview(): (() => Promise<string>) | undefined {
+    const { session } = this.current;
+    return session.preview ? () => session.preview!() : undefined;
   }
 
   /** Opens the first transcriber that opens; rejects with the first one's error when none does. */
@@ -92,6 +99,7 @@ export class FallbackSttSession implements SttSession {
 
   private listen(session: SttSession): void {
     session.onInterim = (text) => this.onInterim?.(text);
+    session.onSpeechFinal = () => this.onSpeechFinal?.();
   }
 }
 

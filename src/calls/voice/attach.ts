@@ -1,10 +1,11 @@
-import { createVad } from '../../voice/vad.ts';
+import { createVad, type VadSettings } from '../../voice/vad.ts';
 import { systemClock } from '../../clock.ts';
 import { ProviderHealth } from '../fallbacks/health.ts';
 import { ProviderLedger } from '../fallbacks/ledger.ts';
 import type { FallbackContext } from '../fallbacks/llm.ts';
 import { FallbackSttSession } from '../fallbacks/stt.ts';
 import { FallbackTtsSession } from '../fallbacks/tts.ts';
+import type { TurnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
 import type { Log } from '../record.ts';
 import { controlFunctionTools, type ControlTool } from '../control-tools.ts';
@@ -75,6 +76,7 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
           ...controlFunctionTools(opening.controls ?? []).map(({ function: f }) => ({ name: f.name, description: f.description ?? '', parameters: f.parameters ?? {} })),
         ],
         vad: plan.vad,
+        turns: plan.turns,
         ...(plan.transcriptionModel ? { transcriptionModel: plan.transcriptionModel } : {}),
         ...(plan.language ? { language: plan.language } : {}),
       }),
@@ -98,9 +100,9 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
     const sttSession = await FallbackSttSession.open(transcribers, fallback)
       .catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`stt:${providerOf(error, plan.stt.provider)}`, error))));
     stt = sttSession;
-    const vad = createVad(await kit.vadModel(), plan.vad);
+    const vad = createVad(await kit.vadModel(), listeningVad(plan.vad, plan.turn));
     return new VoicePipeline({
-      link, pacer: kit.pacer, vad,
+      link, pacer: kit.pacer, vad, turn: plan.turn,
       // Named when they fail: the provider that failed last (a fallback may have taken over).
       tts: { session: ttsSession, get provider() { return ttsSession.provider; } },
       stt: { session: sttSession, get provider() { return sttSession.provider; } },
@@ -110,4 +112,15 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
     await Promise.all([tts?.close(), stt?.close()]).catch(() => undefined);
     throw error instanceof VoiceOpenError ? error : new VoiceOpenError(providerFailure('voice', error));
   }
+}
+
+/**
+ * With smart endpointing the VAD reports every pause of this length (or minSilence, when shorter),
+ * so the turn-taker can read the words so far while the turn's own silence is still running; with
+ * vad it reports only the strategy's stopDuration, which ends the turn.
+ */
+export const PAUSE_SECONDS = 0.15;
+
+function listeningVad(vad: VadSettings, turn: TurnSettings): VadSettings {
+  return turn.endpointing === 'smart' ? { ...vad, stopDuration: Math.min(PAUSE_SECONDS, turn.minSilence) } : vad;
 }

@@ -1,15 +1,19 @@
 import { createDecoder, PIPELINE_RATE, type AudioDecoder } from '../../voice/audio/format.ts';
+import type { PacerClock } from '../../voice/pacer-clock.ts';
 import type { SttSession } from '../../voice/stt/stt.ts';
 import type { Vad } from '../../voice/vad.ts';
 import type { AudioLink } from './link.ts';
+import type { TurnInput } from './turn-taker.ts';
 
 export interface ListenerEvents {
-  /** The VAD decided the caller started speaking (`at`: performance.now() of the decision). */
-  speechStarted(at: number): void;
-  /** The caller's words so far, when the STT provider gives interim hypotheses. */
+  /** The VAD decided the caller started speaking. */
+  speechStarted(): void;
+  /** The caller's words of the current STT utterance so far, when the provider gives interim hypotheses. */
   interim(text: string): void;
-  /** The caller finished an utterance (`endedAt`: performance.now() when the VAD decided so). */
-  utterance(text: string, endedAt: number): void;
+  /** The VAD heard enough silence after speech; `lastSpeechAt` is when the silence began (clock time, ms). */
+  speechEnded(lastSpeechAt: number): void;
+  /** The provider's own end-of-speech signal for the utterance (Deepgram's speech_final). */
+  providerEnded(): void;
   /** The STT provider (or the VAD) failed. */
   failed(error: unknown): void;
 }
@@ -20,13 +24,15 @@ const MAX_PENDING = 50;
 /**
  * The caller's side: audio from the link is decoded to 16 kHz PCM, run through the VAD, and
  * the speech between its start and end goes to the STT session (the backbuffer first). Pushes
- * to the VAD run one after the other, in order.
+ * to the VAD run one after the other, in order. When an utterance ends is the turn-taker's to
+ * say (finish()): once per turn, and once per sound over the assistant that was no interruption.
  */
-export class Listener {
+export class Listener implements TurnInput {
   private readonly decoder: AudioDecoder;
   private chain: Promise<void> = Promise.resolve();
   /** Final transcripts, one utterance after the other (a provider finalises one at a time). */
-  private finals: Promise<void> = Promise.resolve();
+  private finals: Promise<unknown> = Promise.resolve();
+  private ended = false;
   private pending = 0;
   private closed = false;
 
@@ -34,11 +40,46 @@ export class Listener {
     link: AudioLink,
     private readonly vad: Vad,
     private readonly stt: SttSession,
+    private readonly clock: Pick<PacerClock, 'now'>,
     private readonly events: ListenerEvents,
   ) {
     this.decoder = createDecoder(link.format, PIPELINE_RATE);
     stt.onInterim = (text) => events.interim(text);
+    stt.onSpeechFinal = () => {
+      this.ended = true;
+      events.providerEnded();
+    };
     link.onAudio((chunk) => this.hear(chunk));
+  }
+
+  get hearing(): boolean {
+    return this.vad.hearing;
+  }
+
+  /** The STT gives interim hypotheses (the text so far comes as `interim` events); else preview() asks for it. */
+  get streaming(): boolean {
+    return !this.stt.preview;
+  }
+
+  /** The provider said the utterance's speech ended (Deepgram's speech_final), since the utterance began. */
+  get providerEnded(): boolean {
+    return this.ended;
+  }
+
+  /** A provider without interim hypotheses: the text of the utterance so far, without ending it. */
+  preview(): Promise<string> {
+    return this.stt.preview?.() ?? Promise.resolve('');
+  }
+
+  /** Ends the STT utterance (in order with the ones before): its final text. */
+  finish(): Promise<string> {
+    const result = this.finals.then(async () => {
+      const text = await this.stt.endUtterance();
+      this.ended = false;
+      return text;
+    });
+    this.finals = result.catch(() => undefined);
+    return result;
   }
 
   close(): void {
@@ -64,21 +105,13 @@ export class Listener {
     for (const event of await this.vad.push(pcm)) {
       if (this.closed) return;
       if (event.type === 'speech_start') {
-        this.events.speechStarted(performance.now());
+        this.events.speechStarted();
         this.stt.write(event.audio);
       } else if (event.type === 'speech') {
         this.stt.write(event.audio);
       } else {
-        const endedAt = performance.now();
-        // Not awaited here: the VAD goes on hearing (a barge-in must not wait for a transcript).
-        this.finals = this.finals
-          .then(() => this.stt.endUtterance())
-          .then((text) => {
-            if (text.trim() && !this.closed) this.events.utterance(text.trim(), endedAt);
-          })
-          .catch((error: unknown) => {
-            if (!this.closed) this.events.failed(error);
-          });
+        // The silence began (decidedMs - atMs) of stream time before the VAD could say so.
+        this.events.speechEnded(this.clock.now() - (event.decidedMs - event.atMs));
       }
     }
   }

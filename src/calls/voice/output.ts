@@ -42,7 +42,7 @@ export class VoiceOutput {
       lead: link.lead,
       send: (frame, startsRun) => {
         link.sendFrame(frame.bytes, startsRun);
-        if (frame.first !== null) events.firstFrame(frame.first, performance.now());
+        if (frame.first !== null) events.firstFrame(frame.first, pacer.now());
       },
       onPlayed: (tag) => events.played(tag),
     });
@@ -68,6 +68,19 @@ export class VoiceOutput {
     if (state?.carry.length) this.enqueue(tag, state, Buffer.concat([state.carry, Buffer.alloc(this.frameSize - state.carry.length, this.fill)]));
     if (!state?.frames) return this.events.played(tag);
     this.output.end(tag);
+  }
+
+  /** The caller may be interrupting: nothing goes out until resume(), which plays on from what was not heard (the peer's buffer is the caller's to flush). */
+  pause(): void {
+    this.output.pause();
+  }
+
+  resume(): void {
+    this.output.resume();
+  }
+
+  get paused(): boolean {
+    return this.output.paused;
   }
 
   /** Barge-in: drops everything queued; reports, per tag not yet played, what went out of it. */

@@ -8,11 +8,14 @@ import type { AudioLink } from './link.ts';
 import { speakApology } from './apology.ts';
 import { Listener } from './listener.ts';
 import { Speaker } from './speaker.ts';
+import { TurnTaker } from './turn-taker.ts';
+import type { TurnSettings } from '../turns/settings.ts';
 import type { SpeakingVoice, VoiceHost } from './voice.ts';
 
 export interface PipelineParts {
   link: AudioLink;
   pacer: Pacer;
+  turn: TurnSettings;
   tts: { session: TtsSession; provider: string };
   stt: { session: SttSession; provider: string };
   vad: Vad;
@@ -43,6 +46,7 @@ export class VoicePipeline implements SpeakingVoice {
   readonly kind = 'pipeline';
   private speaker: Speaker;
   private readonly listener: Listener;
+  private readonly turns: TurnTaker;
   private readonly opened: TtsSession[] = [];
 
   constructor(private readonly parts: PipelineParts, private readonly host: VoiceHost) {
@@ -51,12 +55,23 @@ export class VoicePipeline implements SpeakingVoice {
       played: (id, heard, interrupted) => host.played(id, heard, interrupted),
       failed: (error) => host.failed(providerFailure(`tts:${parts.tts.provider}`, error)),
     });
-    this.listener = new Listener(parts.link, parts.vad, parts.stt.session, {
-      speechStarted: () => host.callerSpeechStarted(),
-      interim: (text) => host.frame({ type: 'user_transcript', text, final: false }),
-      utterance: (text, endedAt) => host.callerSaid(text, endedAt),
-      failed: (error) => host.failed(providerFailure(`stt:${parts.stt.provider}`, error)),
+    const sttFailed = (error: unknown) => host.failed(providerFailure(`stt:${parts.stt.provider}`, error));
+    const clock = parts.pacer.clock;
+    this.listener = new Listener(parts.link, parts.vad, parts.stt.session, clock, {
+      speechStarted: () => this.turns.speechStarted(),
+      interim: (text) => this.turns.interim(text),
+      speechEnded: (lastSpeechAt) => this.turns.speechEnded(lastSpeechAt),
+      providerEnded: () => this.turns.providerEnded(),
+      failed: sttFailed,
     });
+    this.turns = new TurnTaker(parts.turn, this.listener, {
+      speaking: () => this.speaker.speaking,
+      pause: () => {
+        this.speaker.pause();
+        parts.link.flushPeer();
+      },
+      resume: () => this.speaker.resume(),
+    }, { ...host, sttFailed }, clock);
   }
 
   get speaking(): boolean {
@@ -79,6 +94,7 @@ export class VoicePipeline implements SpeakingVoice {
   /** Stops listening and speaking, then says `text` (in the local voice when the TTS provider is what failed). */
   async apologize(text: string, failure: CallFailure): Promise<void> {
     this.listener.close();
+    this.turns.close();
     this.speaker.interrupt();
     this.speaker.close();
     let session = this.parts.tts.session;
@@ -93,6 +109,7 @@ export class VoicePipeline implements SpeakingVoice {
 
   async close(): Promise<void> {
     this.listener.close();
+    this.turns.close();
     this.speaker.close();
     await Promise.all([this.parts.tts.session.close(), this.parts.stt.session.close(), ...this.opened.map((s) => s.close())]);
   }

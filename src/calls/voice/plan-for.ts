@@ -3,6 +3,7 @@ import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
 import { vadSettings } from '../../voice/vad.ts';
 import { accessFor, isFailure, type ResolveAccess } from '../providers/access.ts';
 import { descriptorOf, providersOf, type ProviderName } from '../providers/registry.ts';
+import { turnSettings } from '../turns/settings.ts';
 import type { StrategyParameters } from '../strategy-parameters.ts';
 import type { CallFailure } from '../failure.ts';
 import type { SttChoice, TtsChoice, VoicePlan } from './plan.ts';
@@ -64,9 +65,11 @@ export async function voicePlanFor(
     const access = await accessFor(resolve, organizationId, realtime, `realtime:${realtime}`);
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
     const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
+    const turn = turnSettings(parameters.turn);
     return {
       kind: 'realtime', provider: realtime, audio: format, access, voice: { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) },
       model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      turns: turn.endpointing === 'smart' ? { detection: 'semantic', eagerness: eagernessFor(turn.maxSilence) } : { detection: 'silence' },
       // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
       vad: {
         ...(confidenceThreshold !== undefined ? { confidenceThreshold } : {}),
@@ -87,7 +90,15 @@ export async function voicePlanFor(
   const [ttsPrimary, ...ttsFallbacks] = tts as [TtsChoice, ...TtsChoice[]];
   const [sttPrimary, ...sttFallbacks] = stt as [SttChoice, ...SttChoice[]];
   return {
-    kind: 'pipeline', audio: format, vad, tts: ttsPrimary, stt: sttPrimary,
+    kind: 'pipeline', audio: format, vad, turn: turnSettings(parameters.turn), tts: ttsPrimary, stt: sttPrimary,
     ...(ttsFallbacks.length || sttFallbacks.length ? { fallbacks: { tts: ttsFallbacks, stt: sttFallbacks } } : {}),
   };
+}
+
+/**
+ * The semantic VAD's eagerness for a strategy's maxSilence: its longest waits are 2 s (high),
+ * 4 s (medium) and 8 s (low), so the one whose wait is not longer than maxSilence allows.
+ */
+export function eagernessFor(maxSilence: number): 'low' | 'medium' | 'high' {
+  return maxSilence <= 2 ? 'high' : maxSilence <= 4 ? 'medium' : 'low';
 }

@@ -1,7 +1,8 @@
 import type { AudioFormat } from '../../voice/audio/format.ts';
 import type { VoiceSettings } from '../../voice/tts/index.ts';
-import type { RealtimeVad } from '../../voice/realtime/session-config.ts';
+import type { RealtimeSessionSettings, RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
+import type { TurnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
 import type { ProviderAccess } from '../providers/access.ts';
 import type { ProviderName } from '../providers/registry.ts';
@@ -27,6 +28,7 @@ export type VoicePlan =
       kind: 'pipeline';
       audio: AudioFormat;
       vad: VadSettings;
+      turn: TurnSettings;
       tts: TtsChoice;
       stt: SttChoice;
       /** The strategy's fallbacks, in the order they take over. */
@@ -39,6 +41,8 @@ export type VoicePlan =
       audio: AudioFormat;
       /** Only what the strategy sets: the server VAD's own defaults apply to the rest. */
       vad: RealtimeVad;
+      /** smart endpointing: the model's semantic VAD, as eager as the strategy's maxSilence; vad: the server VAD. */
+      turns: RealtimeSessionSettings['turns'];
       access: ProviderAccess;
       model: string;
       voice: VoiceSettings;

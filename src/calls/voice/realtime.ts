@@ -160,8 +160,10 @@ export class RealtimeVoice implements ConversingVoice {
     client.on('speechStarted', () => {
       this.callerTurns++;
       this.host.callerSpeechStarted();
+      // The model's server VAD takes turns: any speech over its answer cuts it.
+      this.host.callerInterrupted();
     });
-    client.on('speechStopped', () => this.host.callerTurnEnded(performance.now()));
+    client.on('speechStopped', () => this.host.callerTurnEnded(this.parts.pacer.now()));
     client.on('userTranscript', ({ text }) => {
       if (text.trim()) this.host.callerTranscribed(text.trim());
     });

@@ -5,7 +5,7 @@ import type { AudioLink } from './link.ts';
 import { heardMs, VoiceOutput } from './output.ts';
 
 export interface SpeakerEvents {
-  /** The first frame of an utterance went out to the peer (`at`: performance.now()). */
+  /** The first frame of an utterance went out to the peer (`at`: the pacer's clock). */
   firstAudio(id: string, at: number): void;
   /** An utterance is over: played to the end, or cut by the caller (`heard` is what went out of it). */
   played(id: string, heard: string, interrupted: boolean): void;
@@ -58,11 +58,11 @@ export class Speaker {
     private readonly events: SpeakerEvents,
   ) {
     this.output = new VoiceOutput(link, pacer, {
-      firstFrame: (tag) => {
+      firstFrame: (tag, at) => {
         const utterance = this.utterances.get(utteranceOf(tag));
         if (!utterance || utterance.firstSent) return;
         utterance.firstSent = true;
-        events.firstAudio(utterance.id, performance.now());
+        events.firstAudio(utterance.id, at);
       },
       played: (tag) => this.played(tag),
     });
@@ -93,6 +93,20 @@ export class Speaker {
         this.settle(utterance);
       },
     };
+  }
+
+  /** Stops the audio at once, keeping what was not heard; synthesis goes on meanwhile. */
+  pause(): void {
+    this.output.pause();
+  }
+
+  /** Plays on from the first frame the caller did not hear. */
+  resume(): void {
+    this.output.resume();
+  }
+
+  get paused(): boolean {
+    return this.output.paused;
   }
 
   /**

@@ -35,13 +35,31 @@ export interface ConversingVoice extends VoiceBase {
 /** A voice call's voice, as the session drives it. */
 export type CallVoice = SpeakingVoice | ConversingVoice;
 
+/** How a caller's turn ended, as the pipeline's turn-taker decided (times on the voice kit's clock, ms). */
+export interface CallerTurn {
+  /** When the caller's last speech sample of the turn was heard. */
+  lastSpeechAt: number;
+  /** When the turn was confirmed over. */
+  endedAt: number;
+  /** smart: the transcript and the silence; vad: the silence alone; provider: the STT said the speech ended. */
+  endpointing: 'smart' | 'vad' | 'provider';
+}
+
 /** What a voice tells its session. Names say which way the audio went: `caller…` is what we heard, `played` what the caller heard of us. */
 export interface VoiceHost {
   frame(frame: ServerFrame): void;
-  /** The caller started speaking (the session decides whether it is a barge-in). */
+  /** The caller started speaking (a frame; the voice decides what it means for the assistant's speech). */
   callerSpeechStarted(): void;
-  /** Pipeline: the caller said this, to be answered; `endedAt` is performance.now() when the VAD decided the speech ended. */
-  callerSaid(text: string, endedAt: number): void;
+  /** The caller spoke over the assistant, and it counts: the answer stops, only what was heard of it stays. */
+  callerInterrupted(): void;
+  /** Pipeline: the caller's turn so far reads complete; an answer may start, held until the turn is confirmed. */
+  callerSpeculating(text: string): void;
+  /** Pipeline: the caller spoke again before the turn was confirmed: drop the held answer. */
+  callerSpeculationCancelled(): void;
+  /** Pipeline: the caller's turn, to be answered. */
+  callerSaid(text: string, turn: CallerTurn): void;
+  /** Pipeline: sound over the assistant that was not an interruption (a backchannel, a cough); `text` what the STT made of it. */
+  falseInterruption(text: string): void;
   /** Realtime: the caller's turn ended (`at`: performance.now()); the latency of the answer counts from here. */
   callerTurnEnded(at: number): void;
   /** Realtime: the caller said this in a turn the model answers itself; recorded and counted against the limits. */

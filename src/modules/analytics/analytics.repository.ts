@@ -39,23 +39,26 @@ export async function conclusionsPerDay(db: Kysely<Database>, dialect: Dialect, 
 }
 
 /**
- * Nearest-rank percentiles of the assistant's answer latency, in one statement on both
+ * Nearest-rank percentiles of the assistant's answer latency (`latency_ms`: from the end of the
+ * user's turn; `response_ms`: a voice answer from the caller's last speech), in one statement on both
  * dialects: rank every answered turn of the range by latency (row_number) beside their count,
  * and keep the values at rank ceil(p·n), written (p·n + 99) / 100 in integer division because
  * SQLite has no ceil() without its math extension. The partial index of migration 010 holds
  * exactly these rows; `kind` is a literal so both planners can use it.
  */
-export async function turnLatency(db: Kysely<Database>, organizationId: string, range: Range): Promise<{ turns: number; p50: number | null; p95: number | null }> {
+export async function turnLatency(
+  db: Kysely<Database>, organizationId: string, range: Range, column: 'latency_ms' | 'response_ms' = 'latency_ms',
+): Promise<{ turns: number; p50: number | null; p95: number | null }> {
   const ranked = db
     .selectFrom('call_entries')
     .select((eb) => [
-      'latency_ms',
-      eb.fn.agg<number>('row_number').over((o) => o.orderBy('latency_ms')).as('rn'),
+      eb.ref(column).as('ms'),
+      eb.fn.agg<number>('row_number').over((o) => o.orderBy(column)).as('rn'),
       eb.fn.countAll<number>().over().as('n'),
     ])
     .where('organization_id', '=', organizationId)
     .where('kind', '=', sql.lit('assistant'))
-    .where('latency_ms', 'is not', null)
+    .where(column, 'is not', null)
     .where('at', '>=', range.from)
     .where('at', '<', range.to)
     .as('ranked');
@@ -63,8 +66,8 @@ export async function turnLatency(db: Kysely<Database>, organizationId: string, 
     .selectFrom(ranked)
     .select([
       (eb) => eb.fn.countAll<number | string>().as('turns'),
-      sql<number | null>`max(case when rn = (n * 50 + 99) / 100 then latency_ms end)`.as('p50'),
-      sql<number | null>`max(case when rn = (n * 95 + 99) / 100 then latency_ms end)`.as('p95'),
+      sql<number | null>`max(case when rn = (n * 50 + 99) / 100 then ms end)`.as('p50'),
+      sql<number | null>`max(case when rn = (n * 95 + 99) / 100 then ms end)`.as('p95'),
     ])
     .executeTakeFirstOrThrow();
   const ms = (value: number | null) => (value === null ? null : Number(value));
@@ -87,3 +90,28 @@ export async function toolCalls(db: Kysely<Database>, dialect: Dialect, organiza
     .executeTakeFirstOrThrow();
   return { invocations: Number(row.invocations), errors: Number(row.errors ?? 0) };
 }
+
+/**
+ * Speech over the assistant in the range: the real interruptions (answers the caller cut, one
+ * entry each) and the false ones (counted per call, of calls that ended in the range).
+ */
+export async function interruptions(db: Kysely<Database>, organizationId: string, range: Range): Promise<{ real: number; false: number }> {
+  const real = await db.selectFrom('call_entries')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('kind', '=', sql.lit('assistant'))
+    .where(sql<boolean>`${sql.ref('interrupted')} = ${sql.lit(true)}`)
+    .where('at', '>=', range.from)
+    .where('at', '<', range.to)
+    .executeTakeFirstOrThrow();
+  // Calls that ended in the range are those whose conclusion was made in it (012's index).
+  const falseOnes = await db.selectFrom('conclusions')
+    .innerJoin('calls', 'calls.id', 'conclusions.call_id')
+    .select((eb) => eb.fn.sum<number | string | null>('calls.false_interruptions').as('n'))
+    .where('conclusions.organization_id', '=', organizationId)
+    .where('conclusions.created_at', '>=', range.from)
+    .where('conclusions.created_at', '<', range.to)
+    .executeTakeFirstOrThrow();
+  return { real: Number(real.n), false: Number(falseOnes.n ?? 0) };
+}
+

@@ -42,6 +42,18 @@ export const AnalyticsOverview = Type.Object(
       },
       { description: "Answered user turns in the range: ms from the end of the user's turn to the assistant's first output, nearest-rank percentiles" },
     ),
+    responseLatency: Type.Object(
+      { turns: Count, p50Ms: NullableMs, p95Ms: NullableMs },
+      { description: "Answered voice turns in the range: ms from the caller's last speech to the first audio frame of the answer (what a caller waits), nearest-rank percentiles" },
+    ),
+    interruptions: Type.Object(
+      {
+        real: Type.Integer({ minimum: 0, description: 'Answers the caller cut by speaking over them' }),
+        false: Type.Integer({ minimum: 0, description: 'Sound over an answer that paused it and was no interruption (a backchannel, a cough), of calls that ended in the range' }),
+        falseRate: Type.Number({ minimum: 0, maximum: 1, description: 'false / (real + false); 0 when there was neither' }),
+      },
+      { description: 'Voice calls: speech over the assistant' },
+    ),
     tools: Type.Object(
       {
         invocations: Count,

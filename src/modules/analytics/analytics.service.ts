@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest } from '../../http/errors.ts';
 import { countTasksByStatus } from '../tasks/tasks.repository.ts';
-import { conclusionsPerDay, toolCalls, turnLatency, type Range } from './analytics.repository.ts';
+import { conclusionsPerDay, interruptions, toolCalls, turnLatency, type Range } from './analytics.repository.ts';
 import { DEFAULT_RANGE_DAYS, MAX_RANGE_DAYS, type AnalyticsOverview, type OverviewQuery } from './analytics.schemas.ts';
 
 const DAY_MS = 86_400_000;
@@ -41,6 +41,8 @@ export async function analyticsOverview(db: { kysely: Kysely<Database>; dialect:
   const { kysely, dialect } = db;
   const perDay = await conclusionsPerDay(kysely, dialect, organizationId, range);
   const latency = await turnLatency(kysely, organizationId, range);
+  const response = await turnLatency(kysely, organizationId, range, 'response_ms');
+  const cuts = await interruptions(kysely, organizationId, range);
   const tools = await toolCalls(kysely, dialect, organizationId, range);
   const tasks = await countTasksByStatus(kysely, organizationId);
 
@@ -53,6 +55,8 @@ export async function analyticsOverview(db: { kysely: Kysely<Database>; dialect:
     ...range,
     callsPerDay: [...days.values()],
     turnLatency: { turns: latency.turns, p50Ms: latency.p50, p95Ms: latency.p95 },
+    responseLatency: { turns: response.turns, p50Ms: response.p50, p95Ms: response.p95 },
+    interruptions: { ...cuts, falseRate: cuts.real + cuts.false ? cuts.false / (cuts.real + cuts.false) : 0 },
     tools: { ...tools, errorRate: tools.invocations ? tools.errors / tools.invocations : 0 },
     tasks: {
       pending: tasks.PENDING, scheduled: tasks.SCHEDULED, inProgress: tasks.IN_PROGRESS,

@@ -9,7 +9,7 @@ import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
 import { updateRoutes } from '../../http/updates.ts';
 import { etagOf, listAssistants, preparedFind, toAssistant, type Kind } from './assistants.repository.ts';
 import { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
-import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps } from './assistants.service.ts';
+import { createAssistant, deleteAssistant, updateAssistant, type AssistantDeps, type Author } from './assistants.service.ts';
 import { NameQuery } from './name-search.ts';
 
 export interface AssistantRouteOptions {
@@ -37,6 +37,9 @@ function sendShown(request: FastifyRequest, reply: FastifyReply, entry: Shown) {
   reply.header('etag', entry.etag);
   sendEnvelopeJson(request, reply, entry.data);
 }
+
+/** Who a change is made by, for its version: the request's API token, or null for the platform admin. */
+export const authorOf = (request: FastifyRequest): Author => (request.principal?.kind === 'token' ? { tokenId: request.principal.tokenId } : null);
 
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'ETag from a GET; a stale one is a 412' })) });
 
@@ -70,7 +73,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
       params: OrgParams, body: AssistantCreate, response: responses(201, Envelope(Assistant), [409]),
     },
   }, async (request, reply) => {
-    const row = await createAssistant(deps, kind, request.params.organizationId, request.body);
+    const row = await createAssistant(deps, kind, request.params.organizationId, request.body, authorOf(request));
     reply.header('etag', etagOf(row));
     return sendCreated(request, reply, `${orgPath(request.params)}/${plural}/${row.id}`, toAssistant(row));
   });
@@ -114,10 +117,11 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
     operationId: kind === 'agent' ? 'updateAgent' : 'updateAssistant',
     description:
       'Extensions and call event hooks: an item with an existing id is updated, one with a null or missing id is created, ' +
-      'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored.',
-    update: async ({ params, headers, edit }) => {
+      'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored. ' +
+      'A change makes the next version (…/versions); an update that changes nothing writes nothing (no version, the same ETag).',
+    update: async ({ params, headers, edit, request }) => {
       const { organizationId, id } = ids(params);
-      await updateAssistant(deps, kind, organizationId, id, edit, headers['if-match'] as string | undefined);
+      await updateAssistant(deps, kind, organizationId, id, edit, headers['if-match'] as string | undefined, authorOf(request));
     },
   });
 

@@ -7,7 +7,7 @@ import type { CallEventHookWrite, ExtensionWrite } from './assistants.schemas.ts
 import { toolWebhookProblems, urlProblems } from './tool-webhook.ts';
 
 /** The origin a secret is sent to; a kept (masked) secret never follows a change of it. */
-const originOf = (url: unknown) => (typeof url === 'string' ? (URL.parse(url)?.origin ?? url) : '');
+export const originOf = (url: unknown) => (typeof url === 'string' ? (URL.parse(url)?.origin ?? url) : '');
 
 /** An extension as stored: tool_webhook header values and signingSecret sealed. */
 export interface StoredExtension {
@@ -166,3 +166,4 @@ export function showExtension(item: StoredExtension) {
 export function showHook(item: StoredHook) {
   return { id: item.id, type: item.type, parameters: { url: item.url, secret: MASK } };
 }
+

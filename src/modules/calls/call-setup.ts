@@ -9,14 +9,15 @@ import { isLlmPlan, llmPlanFor } from '../../calls/llm-plan.ts';
 import { voicePlanFor } from '../../calls/voice/plan-for.ts';
 import type { Context } from '../../context.ts';
 import { readJson } from '../../db/values.ts';
-import { findAssistant } from '../assistants/assistants.repository.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
 import type { StoredExtension } from '../assistants/items.ts';
+import { findAssistantAt } from '../assistants/versions.repository.ts';
 import { findStrategy } from '../strategies/strategies.repository.ts';
 
 /**
- * What a connecting call runs with: the assistant as it is now (prompt and greeting filled
- * from the call's user values, within their limits), its strategy's model and temperature, and
+ * What a connecting call runs with: the assistant at the version the call keeps (prompt and
+ * greeting filled from the call's user values, within their limits; a call recorded before
+ * versions existed runs the assistant as it is now), its strategy's model and temperature, and
  * its tool webhooks and call-control tools, and for a voice call how it speaks and listens. Null
  * when the assistant is gone. Throws TemplateTooLongError when the assistant changed since the
  * start so that the values no longer fit.
@@ -25,7 +26,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
   const db = ctx.db.kysely;
   return {
     async load(call: LiveCall): Promise<CallSetup | null> {
-      const source = await findAssistant(db, call.kind, call.organizationId, call.sourceId);
+      const source = await findAssistantAt(db, call.kind, call.organizationId, call.sourceId, call.sourceVersion);
       if (!source) return null;
       const strategy = source.strategy_id ? await findStrategy(db, call.organizationId, source.strategy_id) : undefined;
       const parameters = strategy ? readJson<StrategyParameters>(strategy.parameters) : {};

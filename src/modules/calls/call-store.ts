@@ -14,6 +14,7 @@ export function liveCallOf(row: Selectable<CallTable>): LiveCall {
     organizationId: row.organization_id,
     kind: row.kind as CallSourceKind,
     sourceId: row.assistant_id,
+    sourceVersion: row.assistant_version,
     traceId: row.trace_id,
     transport: readJson<TransportInfo>(row.transport),
     userValues: readJson<Record<string, unknown>>(row.user_values),

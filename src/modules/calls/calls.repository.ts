@@ -65,12 +65,13 @@ export async function appendEntries(trx: Transaction<Database>, callId: string, 
     seq++;
     if (item.kind === 'tool') {
       const { at, ...invocation } = item.invocation;
-      return { call_id: callId, seq, organization_id: organizationId, kind: 'tool' as const, at, text: null, latency_ms: null, interrupted: null, detail: JSON.stringify(invocation) };
+      return { call_id: callId, seq, organization_id: organizationId, kind: 'tool' as const, at, text: null, latency_ms: null, interrupted: null, detail: JSON.stringify(invocation), response_ms: null };
     }
-    const { role, text, at, latencyMs, interrupted } = item.entry;
+    const { role, text, at, latencyMs, interrupted, latency, endpointing } = item.entry;
     return {
       call_id: callId, seq, organization_id: organizationId, kind: role, at, text,
-      latency_ms: latencyMs ?? null, interrupted: interrupted === undefined ? null : interrupted ? 1 : 0, detail: null,
+      latency_ms: latencyMs ?? null, interrupted: interrupted === undefined ? null : interrupted ? 1 : 0,
+      detail: latency ? JSON.stringify({ latency, endpointing }) : null, response_ms: latency?.totalMs ?? null,
     };
   })).execute();
 }
@@ -90,6 +91,7 @@ export async function loadLog(db: Executor, callIds: readonly string[]): Promise
     const entry: TranscriptEntry = { role: row.kind, text: row.text ?? '', at: row.at };
     if (row.latency_ms !== null) entry.latencyMs = row.latency_ms;
     if (row.interrupted !== null) entry.interrupted = readBool(row.interrupted);
+    if (row.detail !== null) Object.assign(entry, readJson<Pick<TranscriptEntry, 'latency' | 'endpointing'>>(row.detail));
     log.transcript.push(entry);
   }
   return logs;
@@ -104,18 +106,24 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
   const transcript = legacy ? readJson<TranscriptEntry[]>(row.transcript) : log.transcript;
   let index = 0;
   // Keys the caller pressed are a user turn too: the LLM answers them.
-  const turns = transcript.flatMap((e) => (e.role !== 'assistant' ? (index++, []) : e.latencyMs !== undefined ? [{ index, at: e.at, latencyMs: e.latencyMs }] : []));
+  const turns = transcript.flatMap((e) => (e.role !== 'assistant' ? (index++, [])
+    : e.latencyMs !== undefined ? [{ index, at: e.at, latencyMs: e.latencyMs, ...(e.latency ? { latency: e.latency, endpointing: e.endpointing ?? 'vad' } : {}) }] : []));
   return {
     id: row.id,
     kind: row.kind,
     assistantId: row.kind === 'assistant' ? row.assistant_id : null,
     agentId: row.kind === 'agent' ? row.assistant_id : null,
+    assistantVersion: row.kind === 'assistant' ? row.assistant_version : null,
+    agentVersion: row.kind === 'agent' ? row.assistant_version : null,
     taskId: row.task_id,
     status: row.status,
     transport: readJson<Call['transport']>(row.transport),
     audio: row.audio ? readJson<Call['audio']>(row.audio) : null,
     providers: row.providers ? readJson<Call['providers']>(row.providers) : null,
     media: row.media ? readJson<Call['media']>(row.media) : null,
+    turnTaking: row.false_interruptions === null ? null : {
+      falseInterruptions: row.false_interruptions, speculativeStarts: row.speculative_starts ?? 0, speculativeDiscards: row.speculative_discards ?? 0,
+    },
     userValues: readJson<Record<string, unknown>>(row.user_values),
     startedAt: row.started_at,
     endedAt: row.ended_at,

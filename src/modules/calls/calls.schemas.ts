@@ -49,6 +49,17 @@ export const CallStarted = Type.Object(
   { title: 'CallStarted' },
 );
 
+const TurnLatency = Type.Object(
+  {
+    endpointingMs: Type.Integer({ minimum: 0, description: "The caller's last speech to the turn confirmed over (the silence waited for, and the STT's final)" }),
+    llmFirstTokenMs: Type.Integer({ minimum: 0, description: "Turn confirmed to the LLM's first token (0 when a speculative answer had it earlier)" }),
+    ttsFirstAudioMs: Type.Integer({ minimum: 0, description: 'First token (or the confirmation, when later) to the first audio frame sent' }),
+    totalMs: Type.Integer({ minimum: 0, description: "The caller's last speech to the first audio frame of the answer sent: the sum of the three" }),
+  },
+  { title: 'TurnLatency', description: 'Voice calls: where the time to this answer went' },
+);
+const Endpointing = Type.String({ enum: ['smart', 'vad', 'provider'], description: 'Voice calls: how the caller\'s turn was ended: smart (words and silence), vad (silence alone), provider (the STT said the speech ended)' });
+
 const Transport = Type.Object(
   { type: Type.String({ enum: ['websocket', 'sip'] }), calledNumber: Type.Optional(Type.String()), callingNumber: Type.Optional(Type.String()) },
   { title: 'CallTransport' },
@@ -60,10 +71,18 @@ const TranscriptEntry = Type.Object({
   at: DateTime,
   latencyMs: Type.Optional(Type.Integer({ description: "Assistant: ms from the end of the user's turn to the first output of this answer" })),
   interrupted: Type.Optional(Type.Boolean({ description: 'Assistant: the caller spoke over it; text is what was heard' })),
+  latency: Type.Optional(TurnLatency),
+  endpointing: Type.Optional(Endpointing),
 }, { title: 'TranscriptEntry' });
 
 const Turn = Type.Object(
-  { index: Type.Integer({ minimum: 0 }), at: DateTime, latencyMs: Type.Integer({ description: "ms from the end of the user's turn to the assistant's first output" }) },
+  {
+    index: Type.Integer({ minimum: 0 }),
+    at: DateTime,
+    latencyMs: Type.Integer({ description: "ms from the end of the user's turn to the assistant's first output" }),
+    latency: Type.Optional(TurnLatency),
+    endpointing: Type.Optional(Endpointing),
+  },
   { title: 'CallTurn' },
 );
 
@@ -76,6 +95,15 @@ const ServedTurn = Type.Object(
     failed: Type.Optional(Type.Array(Type.String(), { description: 'Providers that failed during the turn before another served it, as kind:provider (llm:anthropic)' })),
   },
   { title: 'CallServedTurn' },
+);
+
+const TurnTaking = Type.Object(
+  {
+    falseInterruptions: Type.Integer({ minimum: 0, description: 'Sound over the assistant that paused it but was no interruption (a backchannel, a cough, a word or two)' }),
+    speculativeStarts: Type.Integer({ minimum: 0, description: "Answers started before the caller's turn was confirmed" }),
+    speculativeDiscards: Type.Integer({ minimum: 0, description: 'Of those, dropped because the caller spoke again' }),
+  },
+  { title: 'CallTurnTaking', description: 'A voice call with a speech-to-text pipeline: its turn-taking over the whole call; null for other calls and while the call runs' },
 );
 
 const Failure = Type.Object(
@@ -135,6 +163,8 @@ export const Call = Type.Object(
     kind: Type.String({ enum: ['assistant', 'agent'] }),
     assistantId: Nullable(Uuid),
     agentId: Nullable(Uuid),
+    assistantVersion: Nullable(Type.Integer({ minimum: 1, description: "The assistant's version the call runs (…/assistants/{id}/versions/{n}); null for an agent's call" })),
+    agentVersion: Nullable(Type.Integer({ minimum: 1, description: "The agent's version the call runs: its task's pin, else the current one when it started; null for an assistant's call" })),
     taskId: Nullable(Uuid),
     status: Type.String({ enum: [...CALL_STATUSES] }),
     transport: Transport,
@@ -150,6 +180,7 @@ export const Call = Type.Object(
       { description: 'The providers the call was set up with (the strategy\'s primaries); null until it connected' },
     )),
     media: Nullable(CallMedia),
+    turnTaking: Nullable(TurnTaking),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),
     endedAt: Nullable(DateTime),

@@ -9,8 +9,9 @@ import { lockFor } from '../../db/claim-lock.ts';
 import type { Database } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
-import { findAssistant } from '../assistants/assistants.repository.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
+import { findAssistantAt } from '../assistants/versions.repository.ts';
+import { pinnedAgentVersion } from '../tasks/tasks.repository.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 import { appendEntries, countNewCall, countStatusChange, loadLog, refOf } from './calls.repository.ts';
 import type { CallStatus } from './calls.schemas.ts';
@@ -73,7 +74,11 @@ export async function insertLiveCall(trx: Transaction<Database>, deps: CallDeps,
 
 type Opening = Pick<CallTable, 'token_hash' | 'token_expires_at' | 'started_at'> & { status: CallStatus };
 
-/** The checks and the insert every new call goes through: its assistant exists, its values fit, its organization is under the cap. */
+/**
+ * The checks and the insert every new call goes through: its assistant exists (at the version a
+ * task pins, else as it is now: the call keeps that version), its values fit, its organization
+ * is under the cap.
+ */
 async function insertCall(trx: Transaction<Database>, deps: CallDeps, call: NewCall, now: Date, opening: Opening): Promise<string> {
   const { ctx } = deps;
   if (Buffer.byteLength(JSON.stringify(call.userValues)) > MAX_USER_VALUES_BYTES) {
@@ -82,8 +87,9 @@ async function insertCall(trx: Transaction<Database>, deps: CallDeps, call: NewC
   const at = now.toISOString();
   const id = crypto.randomUUID();
   await lockFor(trx, ctx.db.dialect, `calls:${call.organizationId}`);
-  const source = await findAssistant(trx, call.kind, call.organizationId, call.sourceId);
-  if (!source) throw notFound(call.kind === 'agent' ? 'Agent' : 'Assistant');
+  const pinned = call.taskId ? await pinnedAgentVersion(trx, call.taskId) : null;
+  const source = await findAssistantAt(trx, call.kind, call.organizationId, call.sourceId, pinned);
+  if (!source) throw notFound(pinned === null ? (call.kind === 'agent' ? 'Agent' : 'Assistant') : `Version ${pinned} of the agent (pinned by the task)`);
   checkExpansion(source, call.userValues);
   const live = await trx.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n'))
     .where('organization_id', '=', call.organizationId).where('status', 'in', ['ringing', 'active']).executeTakeFirstOrThrow();
@@ -97,7 +103,7 @@ async function insertCall(trx: Transaction<Database>, deps: CallDeps, call: NewC
     ended_at: null, end_reason: null, transcript: '[]', tool_invocations: '[]', conclusion_id: null, ...opening,
     lease_owner: deps.owner, lease_expires_at: new Date(now.getTime() + ctx.config.callLeaseMs).toISOString(),
     failure: null, task_id: call.taskId ?? null, unfilled_placeholders: null, audio: call.audio ? JSON.stringify(call.audio) : null, providers: null,
-    sip_credential_id: call.sipCredentialId ?? null, media: null,
+    sip_credential_id: call.sipCredentialId ?? null, media: null, assistant_version: source.version,
     created_at: at, updated_at: at,
   }).execute();
   await countNewCall(trx, { organizationId: call.organizationId, kind: call.kind, sourceId: call.sourceId }, opening.status);
@@ -156,6 +162,9 @@ export async function endCall(trx: Transaction<Database>, row: LiveRow, end: Cal
   const result = await trx.updateTable('calls').set({
     status: 'ended', ended_at: at, end_reason: end.reason, conclusion_id: conclusionId, token_hash: null,
     lease_owner: null, lease_expires_at: null, failure: end.failure ? JSON.stringify(end.failure) : null, updated_at: at,
+    ...(end.turnStats ? {
+      false_interruptions: end.turnStats.falseInterruptions, speculative_starts: end.turnStats.speculativeStarts, speculative_discards: end.turnStats.speculativeDiscards,
+    } : {}),
   }).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) return false;
   await trx.insertInto('conclusions').values({ id: conclusionId, organization_id: row.organization_id, call_id: row.id, outcome: end.outcome, summary: null, transcript, created_at: at }).execute();

@@ -35,8 +35,15 @@ export interface CallTable {
   unfilled_placeholders: Json | null;
   /** A SIP call: the credentials it was placed or taken through (it counts against their maxAgentTasks). */
   sip_credential_id: string | null;
+  /** A voice call with a pipeline: sound over the assistant that paused it and was no interruption. */
+  false_interruptions: number | null;
+  /** Answers started before the caller's turn was confirmed, and those dropped. */
+  speculative_starts: number | null;
+  speculative_discards: number | null;
   /** A SIP call: its media statistics (`{ packetsSent, packetsReceived, packetsLost, jitterMs }`), kept when it ends. */
   media: Json | null;
+  /** The version of the assistant or agent the call runs (a task's pin, else the current one when it started). */
+  assistant_version: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -51,7 +58,10 @@ export interface CallEntryTable {
   text: string | null;
   latency_ms: number | null;
   interrupted: Bool | null;
+  /** Tool entries: the invocation; voice answers: `{ latency, endpointing }`. */
   detail: Json | null;
+  /** A voice answer: ms from the caller's last speech to its first audio frame. */
+  response_ms: number | null;
 }
 
 export interface ConclusionTable {

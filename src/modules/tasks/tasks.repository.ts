@@ -37,6 +37,7 @@ export function toTask(row: Selectable<AgentTaskTable>): AgentTask {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
+    agentVersion: row.agent_version,
   };
 }
 
@@ -219,4 +220,16 @@ export async function countTasksByStatus(db: Executor, organizationId: string): 
   const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Record<TaskStatus, number>;
   for (const row of rows) counts[row.status] = Number(row.n);
   return counts;
+}
+
+/** The agent versions an agent's tasks pin: kept past the versions limit while a task names them. */
+export async function taskVersionPins(db: Executor, kind: string, agentId: string): Promise<number[]> {
+  if (kind !== 'agent') return [];
+  const rows = await db.selectFrom('agent_tasks').select('agent_version').distinct().where('agent_id', '=', agentId).where('agent_version', 'is not', null).execute();
+  return rows.flatMap((r) => (r.agent_version === null ? [] : [r.agent_version]));
+}
+
+/** The agent version a task pins, or null (its calls run the agent's current version). */
+export async function pinnedAgentVersion(db: Executor, taskId: string): Promise<number | null> {
+  return (await db.selectFrom('agent_tasks').select('agent_version').where('id', '=', taskId).executeTakeFirst())?.agent_version ?? null;
 }

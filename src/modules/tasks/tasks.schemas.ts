@@ -30,6 +30,7 @@ export const AgentTask = Type.Object(
     createdAt: DateTime,
     updatedAt: DateTime,
     completedAt: Type.Union([DateTime, Type.Null()]),
+    agentVersion: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "The agent version this task's calls run; null: the agent's current version when each call starts" }),
   },
   { title: 'AgentTask' },
 );
@@ -45,6 +46,9 @@ export const AgentTaskCreate = Type.Object(
     timezone: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Default 3' })),
     execute: Type.Optional(Type.Boolean({ description: 'true schedules the task (SCHEDULED); false keeps it PENDING' })),
+    agentVersion: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.Null()], {
+      description: "Pins a version of the agent (GET …/agents/{agentId}/versions): the task's calls run it. Absent or null: the agent's current version when each call starts",
+    })),
   },
   {
     additionalProperties: false,

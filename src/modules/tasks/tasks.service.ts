@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
 import { checkNumber } from '../../telephony/phone.ts';
 import { findAssistant } from '../assistants/assistants.repository.ts';
+import { existingVersions } from '../assistants/versions.repository.ts';
 import {
   deleteAgentTasks, deleteTaskRow, endOpenAttempts, findPause, findTask, hasTasksIn, insertTasks, moveTask, windowOfRow, writePause,
 } from './tasks.repository.ts';
@@ -41,13 +42,25 @@ function problemsOf(body: AgentTaskCreate, prefix: string): ErrorDetail[] {
 }
 
 export async function requireAgent(db: Kysely<Database>, organizationId: string, agentId: string) {
-  if (!(await findAssistant(db, 'agent', organizationId, agentId))) throw notFound('Agent');
+  const agent = await findAssistant(db, 'agent', organizationId, agentId);
+  if (!agent) throw notFound('Agent');
+  return agent;
+}
+
+/** Pinned versions the agent does not have (never made, or gone past the versions limit). */
+async function pinProblems(db: Kysely<Database>, agent: { id: string; version: number }, bodies: AgentTaskCreate[], batch: boolean): Promise<ErrorDetail[]> {
+  const pinned = [...new Set(bodies.flatMap((body) => (body.agentVersion ? [body.agentVersion] : [])))];
+  const existing = await existingVersions(db, agent.id, pinned);
+  return bodies.flatMap((body, i) => (body.agentVersion && body.agentVersion !== agent.version && !existing.has(body.agentVersion)
+    ? [{ path: `${batch ? `tasks[${i}].` : ''}agentVersion`, message: `this agent has no version ${body.agentVersion} (its current version is ${agent.version}; GET …/versions lists them)` }]
+    : []));
 }
 
 /** Creates one task or a batch, all or nothing: one invalid item rejects the whole batch with per-item errors. */
 export async function createTasks(deps: TaskDeps, organizationId: string, agentId: string, bodies: AgentTaskCreate[], batch: boolean) {
-  await requireAgent(deps.db, organizationId, agentId);
+  const agent = await requireAgent(deps.db, organizationId, agentId);
   const problems = bodies.flatMap((body, i) => problemsOf(body, batch ? `tasks[${i}].` : ''));
+  problems.push(...(await pinProblems(deps.db, agent, bodies, batch)));
   if (problems.length) throw badRequest(batch ? 'Invalid tasks; none was created' : 'Invalid task', problems);
   const now = deps.clock.now();
   const at = now.toISOString();
@@ -74,6 +87,7 @@ export async function createTasks(deps: TaskDeps, organizationId: string, agentI
       lease_owner: null,
       lease_expires_at: null,
       completed_at: null,
+      agent_version: body.agentVersion ?? null,
       created_at: at,
       updated_at: at,
     };

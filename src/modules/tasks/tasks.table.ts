@@ -20,6 +20,8 @@ export interface AgentTaskTable {
   lease_owner: string | null;
   lease_expires_at: Timestamp | null;
   completed_at: Timestamp | null;
+  /** The agent version this task's calls run; null: the agent's current version when each call starts. */
+  agent_version: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -73,3 +73,8 @@ export async function deleteOrganizationTokens(db: Executor, vendorId: string, o
 export async function organizationOfVendor(db: Executor, vendorId: string, organizationId: string): Promise<boolean> {
   return Boolean(await db.selectFrom('organizations').select('id').where('id', '=', organizationId).where('vendor_id', '=', vendorId).executeTakeFirst());
 }
+
+/** A token's name, to say who made something (versions); undefined when it is gone. */
+export async function tokenNameOf(db: Executor, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('api_tokens').select('name').where('id', '=', id).executeTakeFirst())?.name;
+}

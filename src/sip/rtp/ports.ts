@@ -1,7 +1,9 @@
 // RTP port allocation from a configured range (PARLEY_RTP_PORTS). Each call takes an even
-// port for RTP and the odd one above it for RTCP (RFC 3550 §11); a pair is never handed
+// port for RTP and the odd one above it for RTCP (RFC 3550 §11), chosen at random in the range
+// so that the next call's port cannot be guessed from the last one's; a pair is never handed
 // out twice while in use, and a port someone else holds is skipped. The sockets live on the
 // pool's media thread (media-thread.ts).
+import { randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { PortRange } from '../../config.ts';
 import { silentLog, type SipLogger } from '../log.ts';
@@ -27,7 +29,6 @@ export interface PortLease {
 
 export class RtpPortPool {
   readonly #inUse = new Set<number>();
-  #cursor: number;
   readonly #first: number;
   readonly #pairs: number;
   /** Started with the first call, so a process that places none runs no thread. */
@@ -38,7 +39,6 @@ export class RtpPortPool {
     this.#first = range.min % 2 === 0 ? range.min : range.min + 1;
     this.#pairs = Math.floor((range.max - this.#first + 1) / 2);
     if (this.#pairs < 1) throw new RangeError('the RTP port range holds no even/odd pair');
-    this.#cursor = 0;
   }
 
   get inUse(): number {
@@ -61,13 +61,13 @@ export class RtpPortPool {
     return this.#thread;
   }
 
-  /** Binds the next free pair; rotating through the range so a port just freed rests a while. */
+  /** Binds a free pair: from a random place in the range, the first free one after it. */
   async allocate(handlers: MediaSocketHandlers): Promise<PortLease> {
     const family = isIP(this.host) === 6 ? 'udp6' : 'udp4';
     const thread = await this.#started();
+    const start = randomInt(this.#pairs);
     for (let tried = 0; tried < this.#pairs; tried++) {
-      const port = this.#first + 2 * this.#cursor;
-      this.#cursor = (this.#cursor + 1) % this.#pairs;
+      const port = this.#first + 2 * ((start + tried) % this.#pairs);
       if (this.#inUse.has(port)) continue;
       this.#inUse.add(port);
       const id = await thread.open(port, this.host, family, handlers);

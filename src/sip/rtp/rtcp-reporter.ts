@@ -1,7 +1,7 @@
 // The RTCP side of one session: an SR (or RR when we sent nothing) about every 5 s, and
 // what the far end reports about our stream: loss, jitter and round-trip time.
 import type { Clock } from '../../clock.ts';
-import { buildReport, ntpFromMs, ntpMiddle, parseRtcp } from './rtcp.ts';
+import { buildReport, ntpFromMs, ntpMiddle } from './rtcp.ts';
 import type { ParsedRtcp, ReportBlock, SenderInfo } from './rtcp.ts';
 
 export interface RemoteReport {
@@ -55,7 +55,8 @@ export class RtcpReporter {
     this.#timer = undefined;
   }
 
-  sendNow(): void {
+  /** A report now; with `bye`, RTCP BYE follows in the same compound packet (the last one we send). */
+  sendNow(options: { bye?: boolean } = {}): void {
     const block = this.deps.block();
     const full: ReportBlock | null = block
       ? {
@@ -64,13 +65,12 @@ export class RtcpReporter {
           dlsr: this.#lastSr ? Math.round(((this.deps.now() - this.#lastSr.at) / 1000) * 65536) : 0,
         }
       : null;
-    this.deps.send(buildReport({ ssrc: this.deps.ssrc, sender: this.deps.senderInfo(), block: full, cname: this.deps.cname }));
+    this.deps.send(buildReport({ ssrc: this.deps.ssrc, sender: this.deps.senderInfo(), block: full, cname: this.deps.cname, bye: options.bye === true }));
     this.sent += 1;
   }
 
-  /** Reads a compound packet from the far end (throws RtpParseError on a malformed one). */
-  receive(buf: Buffer): ParsedRtcp {
-    const parsed = parseRtcp(buf);
+  /** Takes what a compound packet of the far end's (parsed by parseRtcp) says about our stream. */
+  take(parsed: ParsedRtcp): void {
     this.received += 1;
     const nowNtp = ntpFromMs(this.deps.clock.now().getTime());
     for (const report of parsed.reports) {
@@ -92,6 +92,5 @@ export class RtcpReporter {
         receivedAt: this.deps.clock.now(),
       };
     }
-    return parsed;
   }
 }

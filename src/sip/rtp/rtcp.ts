@@ -67,8 +67,11 @@ function info(block: ReportBlock): RtcpReceiverInfo {
   });
 }
 
-/** A compound packet: SR (when we sent media since the last report) or RR, then SDES CNAME. */
-export function buildReport(input: { ssrc: number; sender: SenderInfo | null; block: ReportBlock | null; cname: string }): Buffer {
+/**
+ * A compound packet (RFC 3550 §6.1): SR (when we sent media since the last report) or RR, then
+ * SDES CNAME, and with `bye` our RTCP BYE last, so that it never travels alone.
+ */
+export function buildReport(input: { ssrc: number; sender: SenderInfo | null; block: ReportBlock | null; cname: string; bye?: boolean }): Buffer {
   const reports = input.block ? [info(input.block)] : [];
   const first = input.sender
     ? new RtcpSrPacket({ ssrc: input.ssrc >>> 0, senderInfo: new RtcpSenderInfo({ ...input.sender, rtpTimestamp: input.sender.rtpTimestamp >>> 0 }), reports }).serialize()
@@ -76,10 +79,10 @@ export function buildReport(input: { ssrc: number; sender: SenderInfo | null; bl
   const sdes = new RtcpSourceDescriptionPacket({
     chunks: [new SourceDescriptionChunk({ source: input.ssrc >>> 0, items: [new SourceDescriptionItem({ type: 1, text: input.cname.slice(0, 255) })] })],
   }).serialize();
-  return Buffer.concat([first, sdes]);
+  return Buffer.concat(input.bye ? [first, sdes, buildBye(input.ssrc)] : [first, sdes]);
 }
 
-/** RTCP BYE for our SSRC (RFC 3550 §6.6), sent when the session closes. */
+/** RTCP BYE for our SSRC (RFC 3550 §6.6): the last part of the compound packet sent when the session closes. */
 export function buildBye(ssrc: number): Buffer {
   const buf = Buffer.alloc(8);
   buf[0] = 0x81;

@@ -21,8 +21,8 @@ import type { PortLease, RtpPortPool } from './ports.ts';
 import { ReceiveStats } from './receive-stats.ts';
 import { RtcpReporter } from './rtcp-reporter.ts';
 import type { RemoteReport } from './rtcp-reporter.ts';
-import { buildBye, ntpFromMs } from './rtcp.ts';
-import { Latch } from './latch.ts';
+import { ntpFromMs, parseRtcp } from './rtcp.ts';
+import { Latch, learningSource } from './latch.ts';
 
 export const FRAME_MS = 20;
 
@@ -53,6 +53,11 @@ export interface RtpRemote {
   dtmfPayloadType: number | null;
   /** Our direction: no sending when 'recvonly' or 'inactive' (on hold). */
   direction?: Direction;
+  /**
+   * Where the call's signalling came from (the INVITE's or the 2xx's source): media from it is
+   * learned when the SDP's address cannot be the real one (latch.ts). Absent: the one given before.
+   */
+  signalAddress?: string | null;
 }
 
 export interface RtpStats {
@@ -96,6 +101,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   #leaving = false;
   #recv = new ReceiveStats();
   #remoteSsrc: number | null = null;
+  #signalAddress: string | null = null;
   readonly #sent = { packets: 0, bytes: 0 };
   readonly #received = { packets: 0, bytes: 0 };
   readonly #dropped = { refusedAddress: 0, foreignSource: 0, malformed: 0, otherPayload: 0 };
@@ -196,9 +202,13 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   setRemote(remote: RtpRemote): void {
     this.#remote = remote;
     this.#jitter.setSilence(SILENCE[remote.codec]);
-    const address = remote.remoteAddress !== null && this.#allowed(remote.remoteAddress) ? remote.remoteAddress : null;
-    this.#rtpLatch.expect(address, remote.remotePort);
-    this.#rtcpLatch.expect(address, remote.remoteRtcpPort ?? remote.remotePort + 1);
+    if (remote.signalAddress !== undefined) this.#signalAddress = remote.signalAddress;
+    const address = remote.remoteAddress;
+    const sendable = address !== null && this.#allowed(address);
+    const signal = this.#signalAddress !== null && this.options.allowAddress?.(this.#signalAddress) !== false ? this.#signalAddress : null;
+    const expectation = { sendable, learnFrom: learningSource(address, signal, sendable) };
+    this.#rtpLatch.expect(address === null ? null : { address, port: remote.remotePort }, expectation);
+    this.#rtcpLatch.expect(address === null ? null : { address, port: remote.remoteRtcpPort ?? remote.remotePort + 1 }, expectation);
     if (!this.#closed) this.#reporter.start();
     this.#watch();
   }
@@ -277,16 +287,17 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.#dropped.malformed += 1;
       return;
     }
-    if (!this.#rtpLatch.accept(address, port)) {
-      this.#dropped.foreignSource += 1;
-      return;
-    }
-    this.#lastActivity = this.#now();
+    // Checked before the latch, so that only a packet of the negotiated stream can latch.
     const isDtmf = packet.payloadType === remote.dtmfPayloadType;
     if (!isDtmf && packet.payloadType !== remote.payloadType) {
       this.#dropped.otherPayload += 1;
       return;
     }
+    if (!this.#rtpLatch.accept(address, port)) {
+      this.#dropped.foreignSource += 1;
+      return;
+    }
+    this.#lastActivity = this.#now();
     if (packet.ssrc !== this.#remoteSsrc) {
       this.#remoteSsrc = packet.ssrc;
       this.#recv = new ReceiveStats();
@@ -309,14 +320,22 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   }
 
   #onRtcp(buf: Buffer, address: string, port: number): void {
-    if (this.#closed || !this.#allowed(address) || !this.#rtcpLatch.accept(address, port)) return;
+    if (this.#closed || !this.#allowed(address)) return;
+    // Read before the latch, so that only RTCP can latch; what it says is kept only from the latched source.
+    let parsed;
     try {
-      const parsed = this.#reporter.receive(buf);
-      this.#lastActivity = this.#now();
-      if (this.#remoteSsrc !== null && parsed.byes.includes(this.#remoteSsrc)) this.emit('bye');
+      parsed = parseRtcp(buf);
     } catch {
       this.#dropped.malformed += 1;
+      return;
     }
+    if (!this.#rtcpLatch.accept(address, port)) {
+      this.#dropped.foreignSource += 1;
+      return;
+    }
+    this.#reporter.take(parsed);
+    this.#lastActivity = this.#now();
+    if (this.#remoteSsrc !== null && parsed.byes.includes(this.#remoteSsrc)) this.emit('bye');
   }
 
   #sendRtcp(packet: Buffer, sent?: () => void): void {
@@ -353,8 +372,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     void this.lease.drained().then(() => {
       if (this.#remote) {
         this.#leaving = true;
-        this.#reporter.sendNow();
-        this.#sendRtcp(buildBye(this.ssrc));
+        // One compound packet, the BYE after the report (RFC 3550 §6.1).
+        this.#reporter.sendNow({ bye: true });
       }
       this.lease.release();
     });

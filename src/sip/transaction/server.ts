@@ -1,6 +1,7 @@
 // Server transactions (RFC 3261 §17.2, with the INVITE "Accepted" state of RFC 6026).
 // An INVITE transaction also retransmits its 2xx until the ACK comes (§13.3.1.4), so the
 // dialog layer only has to tell it when that ACK arrived.
+import { randomBytes } from 'node:crypto';
 import type { SipRequest, SipResponse } from '../message.ts';
 import { TimerSet, describeError, isReliable } from './common.ts';
 import type { Hop, MessageSender, SipTimerValues } from './common.ts';
@@ -20,6 +21,8 @@ abstract class ServerTransaction {
   protected last: SipResponse | null = null;
   protected readonly timers = new TimerSet();
   tu: ServerTransactionUser = {};
+  /** The To tag of every response we send in this transaction (and of the 200 to its CANCEL, RFC 3261 §9.2). */
+  readonly toTag = randomBytes(6).toString('hex');
 
   constructor(
     readonly key: string,
@@ -36,6 +39,9 @@ abstract class ServerTransaction {
   get terminated(): boolean {
     return this.state === 'terminated';
   }
+
+  /** Answered, and only kept to absorb retransmissions: the first to go when room is needed. */
+  abstract get lingering(): boolean;
 
   /** Whether a final response has been sent. */
   get answered(): boolean {
@@ -68,6 +74,10 @@ abstract class ServerTransaction {
 export class InviteServerTransaction extends ServerTransaction {
   constructor(key: string, request: SipRequest, hop: Hop, sender: MessageSender, t: SipTimerValues, onTerminated: (key: string) => void) {
     super(key, request, hop, sender, t, onTerminated, 'proceeding');
+  }
+
+  get lingering(): boolean {
+    return this.state === 'confirmed';
   }
 
   respond(res: SipResponse): void {
@@ -124,6 +134,10 @@ export class InviteServerTransaction extends ServerTransaction {
 export class NonInviteServerTransaction extends ServerTransaction {
   constructor(key: string, request: SipRequest, hop: Hop, sender: MessageSender, t: SipTimerValues, onTerminated: (key: string) => void) {
     super(key, request, hop, sender, t, onTerminated, 'trying');
+  }
+
+  get lingering(): boolean {
+    return this.state === 'completed';
   }
 
   respond(res: SipResponse): void {

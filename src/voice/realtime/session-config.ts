@@ -26,6 +26,12 @@ export interface RealtimeSessionSettings {
   speed?: number;
   tools?: readonly RealtimeTool[];
   vad?: RealtimeVad;
+  /**
+   * How turns end: `semantic` lets the model judge from the words whether the caller is done
+   * (semantic_vad, with the eagerness given), `silence` is the server VAD with the strategy's
+   * settings. Default `silence`.
+   */
+  turns?: { detection: 'semantic'; eagerness: 'low' | 'medium' | 'high' } | { detection: 'silence' };
   /** The model transcribing the caller, so transcripts exist for the call record. */
   transcriptionModel?: string;
   language?: string;
@@ -48,15 +54,17 @@ export function realtimeSessionConfig(settings: RealtimeSessionSettings): Realti
         format,
         // The transcription language is ISO-639-1: a strategy's `en-US` is sent as `en`.
         transcription: { model: settings.transcriptionModel ?? DEFAULT_TRANSCRIPTION_MODEL, ...(settings.language ? { language: settings.language.split('-')[0]! } : {}) },
-        turn_detection: {
-          type: 'server_vad',
-          ...(vad.confidenceThreshold !== undefined ? { threshold: vad.confidenceThreshold } : {}),
-          ...(vad.backbufferDuration !== undefined ? { prefix_padding_ms: Math.round(vad.backbufferDuration * 1000) } : {}),
-          ...(vad.stopDuration !== undefined ? { silence_duration_ms: Math.round(vad.stopDuration * 1000) } : {}),
-          // The server answers at the end of each turn and stops its answer when the caller talks over it.
-          create_response: true,
-          interrupt_response: true,
-        },
+        // The server answers at the end of each turn and stops its answer when the caller talks over it.
+        turn_detection: settings.turns?.detection === 'semantic'
+          ? { type: 'semantic_vad', eagerness: settings.turns.eagerness, create_response: true, interrupt_response: true }
+          : {
+              type: 'server_vad',
+              ...(vad.confidenceThreshold !== undefined ? { threshold: vad.confidenceThreshold } : {}),
+              ...(vad.backbufferDuration !== undefined ? { prefix_padding_ms: Math.round(vad.backbufferDuration * 1000) } : {}),
+              ...(vad.stopDuration !== undefined ? { silence_duration_ms: Math.round(vad.stopDuration * 1000) } : {}),
+              create_response: true,
+              interrupt_response: true,
+            },
       },
       output: {
         format,

@@ -13,6 +13,8 @@ interface Result {
   start?: number;
   duration?: number;
   is_final?: boolean;
+  /** Deepgram's own endpointing heard the speech end (after `endpointing` ms of silence). */
+  speech_final?: boolean;
   from_finalize?: boolean;
   channel?: { alternatives?: { transcript?: string }[] };
 }
@@ -27,6 +29,7 @@ interface Pending {
 /** One call's open socket to Deepgram: utterance audio out, results in (see deepgram.ts). */
 export class DeepgramSession implements SttSession {
   onInterim?: (text: string) => void;
+  onSpeechFinal?: () => void;
   private sent = 0; // seconds of audio sent on this socket: Deepgram's result times count the same way
   private answeredUpTo = 0; // the audio end of the last utterance answered
   private utteranceHasAudio = false;
@@ -114,6 +117,7 @@ export class DeepgramSession implements SttSession {
     }
     this.finalEnd = Math.max(this.finalEnd, end);
     if (transcript) this.finals.push(transcript);
+    if (message.speech_final && transcript) this.onSpeechFinal?.();
     if (this.pending && (message.from_finalize || this.finalEnd >= this.pending.audioEnd - COVERAGE_SLACK)) this.settle();
     else if (transcript) this.onInterim?.(this.finals.join(' '));
   }

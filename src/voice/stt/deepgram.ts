@@ -41,6 +41,8 @@ export function deepgramListenUrl(options: Pick<SttOptions, 'baseUrl' | 'model' 
   url.searchParams.set('sample_rate', String(PIPELINE_RATE));
   url.searchParams.set('channels', '1');
   url.searchParams.set('interim_results', 'true');
+  // Punctuation tells smart endpointing where a sentence ended (docs/voice.md, "Turn-taking").
+  url.searchParams.set('punctuate', 'true');
   url.searchParams.set('endpointing', String(endpointingMs));
   url.searchParams.set('model', options.model ?? DEEPGRAM_DEFAULT_MODEL);
   if (options.language) url.searchParams.set('language', options.language);

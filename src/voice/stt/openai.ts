@@ -28,6 +28,8 @@ export function createOpenAiStt(settings: Partial<OpenAiSttSettings> = {}): SttP
 class OpenAiSession implements SttSession {
   private chunks: Int16Array[] = [];
   private samples = 0;
+  /** The last preview: the text of the utterance's first `samples` samples. */
+  private previewed: { samples: number; text: Promise<string> } | null = null;
   private closing: Promise<void> | null = null;
   private readonly agent: Agent;
   private readonly stop = new AbortController();
@@ -56,10 +58,25 @@ class OpenAiSession implements SttSession {
   async endUtterance(): Promise<string> {
     if (this.closing) throw new SttError('openai', 'the transcription session is closed');
     const audio = concatSamples(this.chunks);
+    const previewed = this.previewed;
     this.chunks = [];
     this.samples = 0;
+    this.previewed = null;
     if (audio.length === 0) return '';
+    // Nothing was said since the last preview: its text is the utterance's.
+    if (previewed?.samples === audio.length) return previewed.text;
     return this.transcribe(audio);
+  }
+
+  /** The utterance so far, transcribed as a whole (the model reads it in context), kept for endUtterance. */
+  async preview(): Promise<string> {
+    if (this.closing) throw new SttError('openai', 'the transcription session is closed');
+    if (this.samples === 0) return '';
+    if (this.previewed?.samples === this.samples) return this.previewed.text;
+    const text = this.transcribe(concatSamples(this.chunks));
+    this.previewed = { samples: this.samples, text };
+    text.catch(() => undefined);
+    return text;
   }
 
   close(): Promise<void> {

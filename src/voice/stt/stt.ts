@@ -16,10 +16,18 @@ export interface SttOptions {
 export interface SttSession {
   /** Audio of the current utterance (from speech_start on), PCM16 mono at 16 kHz. */
   write(pcm16k: Int16Array): void;
-  /** The VAD said the utterance ended: its final text ('' if none). Rejects with SttError. */
+  /** The utterance is over: its final text ('' if none). Rejects with SttError. */
   endUtterance(): Promise<string>;
+  /**
+   * Providers without interim hypotheses: the text of the utterance so far, without ending it
+   * (smart endpointing reads it at each pause). Streaming providers leave this out: their
+   * `onInterim` is the text so far.
+   */
+  preview?(): Promise<string>;
   /** The utterance's text so far, when the provider gives interim hypotheses. */
   onInterim?: (text: string) => void;
+  /** The provider's own end-of-speech signal for the utterance, when it has one (Deepgram's speech_final). */
+  onSpeechFinal?: () => void;
   /** Idempotent; leaves no socket or timer behind. */
   close(): Promise<void>;
 }

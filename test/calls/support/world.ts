@@ -21,7 +21,7 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(dialect: Dialect, env: Record<string, string> = {}, extra: Pick<TestAppOptions, 'clock' | 'voice'> = {}): Promise<World> {
+export async function startWorld(dialect: Dialect, env: Record<string, string> = {}, extra: Pick<TestAppOptions, 'clock' | 'voice' | 'dialer'> = {}): Promise<World> {
   const llm = await startLlmServer();
   const t = await buildTestApp(dialect, {
     PARLEY_EGRESS_ALLOW: '127.0.0.0/8', OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test', ...env,

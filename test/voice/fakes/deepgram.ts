@@ -42,6 +42,17 @@ export interface FakeDeepgram {
   /** All audio received, on every connection, in order (PCM16 at 16 kHz). */
   receivedAudio(): Int16Array;
   setTranscript(text: string): void;
+  /**
+   * Recognition timed from the audio (turn-taking tests): each burst of sound Parley streams (a
+   * pause of 120 ms or more between them) is the next phrase of the script (an empty phrase is a
+   * sound the STT made no words of); interim results reveal the words in proportion to the audio
+   * received against the phrase's `seconds`, and a Finalize answers with every phrase of the
+   * utterance. Every result goes out `delayMs` after the audio or the Finalize that caused it (a
+   * fixed, stated delay). `setTranscript` ends the script.
+   */
+  setScript(phrases: readonly { text: string; seconds: number }[], options?: { delayMs?: number }): void;
+  /** The phrases of the script not yet used. */
+  scriptLeft(): number;
   /** Whether Finalize is answered with a from_finalize result (Deepgram does not promise one). */
   answerFinalize(yes: boolean): void;
   /** The next Finalize only is left unanswered. */
@@ -56,6 +67,9 @@ const RATE = 16000;
 const FINAL_AFTER_SECONDS = 0.5;
 const INTERIM_AFTER_SECONDS = 0.1;
 const CONTROL_TYPES = new Set(['KeepAlive', 'Finalize', 'CloseStream']);
+/** Scripted recognition: a chunk this loud (RMS of PCM16) is sound, and this much quiet splits two phrases. */
+const LOUD_RMS = 300;
+const QUIET_GAP = 0.12;
 
 export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<FakeDeepgram> {
   const requests: DeepgramRequestRecord[] = [];
@@ -68,6 +82,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   let transcript = '';
   let finalizeAnswered = true;
   let skipFinalize = false;
+  let script: { text: string; seconds: number }[] | null = null;
+  let scriptDelayMs = 0;
 
   const http = createServer((_req, res) => res.writeHead(404).end());
   http.on('connection', (socket: Socket) => {
@@ -93,6 +109,62 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws));
   });
 
+  /**
+   * Scripted recognition: the audio of the utterance Parley streams is cut into bursts of sound
+   * (a pause of QUIET_GAP or more between them), and the n-th burst is the n-th phrase of the
+   * script. Interim results show the phrases heard so far, the last one in proportion to its
+   * audio; a Finalize answers with every phrase of the utterance and takes them off the script.
+   */
+  function serveScript(ws: WebSocket, result: (text: string, start: number, end: number, extra: object) => void) {
+    let received = 0;
+    let utteranceStart = 0;
+    let bursts = 0; // bursts begun in this utterance
+    let burstSeconds = 0; // audio of the current burst so far
+    let quiet = Infinity; // seconds of quiet since the last loud chunk
+    let shown = '';
+    const later = (fn: () => void) => setTimeout(() => ws.readyState === ws.OPEN && fn(), scriptDelayMs);
+    const textOf = (phrases: { text: string }[]) => phrases.map((p) => p.text).filter(Boolean).join(' ');
+    return {
+      audio(samples: Int16Array) {
+        const seconds = samples.length / RATE;
+        received += seconds;
+        let energy = 0;
+        for (const v of samples) energy += v * v;
+        const loud = Math.sqrt(energy / Math.max(1, samples.length)) > LOUD_RMS;
+        if (!loud) {
+          quiet += seconds;
+          if (bursts) burstSeconds += seconds;
+          return;
+        }
+        if (quiet >= QUIET_GAP) {
+          bursts++;
+          burstSeconds = 0;
+        }
+        quiet = 0;
+        burstSeconds += seconds;
+        const heard = script?.slice(0, bursts) ?? [];
+        const current = heard.at(-1);
+        const words = current?.text.split(/\s+/).filter(Boolean) ?? [];
+        const partial = words.slice(0, Math.min(words.length, Math.floor(words.length * burstSeconds / Math.max(0.1, current?.seconds ?? 1)))).join(' ');
+        const text = [textOf(heard.slice(0, -1)), partial].filter(Boolean).join(' ');
+        if (!text || text === shown) return;
+        shown = text;
+        const [start, end] = [utteranceStart, received];
+        later(() => result(text, start, end, {}));
+      },
+      finalize() {
+        const text = textOf(script?.splice(0, bursts) ?? []);
+        const [start, end] = [utteranceStart, received];
+        utteranceStart = received;
+        bursts = 0;
+        burstSeconds = 0;
+        quiet = Infinity;
+        shown = '';
+        later(() => result(text, start, end, { is_final: true, from_finalize: true }));
+      },
+    };
+  }
+
   function serve(ws: WebSocket): void {
     sockets.add(ws);
     let received = 0; // seconds of audio on this connection
@@ -111,6 +183,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         ...extra,
       }));
     const idle = setTimeout(() => ws.close(1011, 'NET-0001'), options.idleTimeoutMs ?? 10_000);
+    const scripted = serveScript(ws, result);
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       idle.refresh();
@@ -120,6 +193,11 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         const samples = new Int16Array(bytes.length >> 1);
         for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(2 * i);
         audio.push(samples);
+        if (script) {
+          scripted.audio(samples);
+          waiters.changed();
+          return;
+        }
         received += samples.length / RATE;
         const inUtterance = received - utteranceStart;
         if (!sentInterim && inUtterance >= INTERIM_AFTER_SECONDS) {
@@ -152,7 +230,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
       controls.push(message.type);
       const skipped = message.type === 'Finalize' && skipFinalize;
       if (skipped) skipFinalize = false;
-      if (message.type === 'Finalize' && finalizeAnswered && !skipped) {
+      if (message.type === 'Finalize' && script && !skipped) scripted.finalize();
+      else if (message.type === 'Finalize' && finalizeAnswered && !skipped) {
         result(words().slice(sentFinal ? half() : 0).join(' '), segmentStart, received, { is_final: true, from_finalize: true });
         utteranceStart = segmentStart = received;
         sentInterim = sentFinal = sentSecondInterim = false;
@@ -179,7 +258,15 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     problems,
     openConnections: () => connections.size,
     receivedAudio: () => concatSamples(audio),
-    setTranscript: (text) => void (transcript = text),
+    setTranscript: (text) => {
+      transcript = text;
+      script = null;
+    },
+    setScript: (phrases, scriptOptions = {}) => {
+      script = [...phrases];
+      scriptDelayMs = scriptOptions.delayMs ?? 0;
+    },
+    scriptLeft: () => script?.length ?? 0,
     answerFinalize: (yes) => void (finalizeAnswered = yes),
     skipNextFinalize: () => void (skipFinalize = true),
     closeConnections: (code, reason) => sockets.forEach((ws) => ws.close(code, reason)),
@@ -198,6 +285,7 @@ function checkQuery(query: URLSearchParams, options: FakeDeepgramOptions): strin
     sample_rate: (v) => v === String(RATE),
     channels: (v) => v === '1',
     interim_results: (v) => v === 'true',
+    punctuate: (v) => v === 'true',
     endpointing: (v) => /^\d+$/.test(v) || v === 'false',
     model: (v) => (options.model ? v === options.model : v.length > 0),
     ...(options.language ? { language: (v: string) => v === options.language } : {}),

@@ -38,6 +38,8 @@ export interface ElevenLabsFake {
   chunkSamples: number;
   /** Pause between audio messages, so a client can cut a sentence off in its middle. */
   chunkIntervalMs: number;
+  /** A fixed wait before each sentence's first audio (benchmarks state it and subtract it). */
+  firstChunkDelayMs: number;
   /** Drop the connection after this many audio messages of the next sentence. */
   dropAfterChunks: number | null;
   /** The next flushed context gets this error message instead of audio, and the socket closes (1008), as ElevenLabs does. */
@@ -50,7 +52,7 @@ const PATH = /^\/v1\/text-to-speech\/([^/]+)\/multi-stream-input$/;
 export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promise<ElevenLabsFake> {
   const violations = new Violations();
   const fake: Omit<ElevenLabsFake, 'url' | 'close'> = {
-    violations, handshakes: [], messages: [], sent: [], chunkSamples: 2048, chunkIntervalMs: 2, dropAfterChunks: null, failNext: null,
+    violations, handshakes: [], messages: [], sent: [], chunkSamples: 2048, chunkIntervalMs: 2, firstChunkDelayMs: 0, dropAfterChunks: null, failNext: null,
   };
   const sampleRate = Number(expect.outputFormat.replace('pcm_', ''));
 
@@ -130,6 +132,8 @@ export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promi
     const text = context.text.trim();
     if (!spoken.has(text)) spoken.set(text, speak(text, sampleRate));
     const pcm = await (spoken.get(text) as Promise<Int16Array>);
+    const wait = requestedAt + fake.firstChunkDelayMs - performance.now();
+    if (wait > 0) await delay(wait);
     const record: SentSentence = { contextId, text, sampleRate, pcm: new Int16Array(0), chunks: 0, firstAudioDelayMs: 0 };
     fake.sent.push(record);
     const parts: Int16Array[] = [];

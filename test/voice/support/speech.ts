@@ -57,3 +57,12 @@ export async function bandLimited(pcm: Int16Array, sampleRate: number, bandRate:
 export function silence(seconds: number, sampleRate = 16000): Int16Array {
   return new Int16Array(Math.round(seconds * sampleRate));
 }
+
+/** A noise burst (a cough, a door, line noise) from sox's synth: `seconds` of pink noise faded in and out. */
+export async function noise(seconds: number, sampleRate = 16000, volume = 0.4): Promise<Int16Array> {
+  const raw = await run('sox', [
+    '-V1', '-D', '-n', '-t', 'raw', '-e', 'signed-integer', '-b', '16', '-c', '1', '-r', String(sampleRate), '-',
+    'synth', String(seconds), 'pinknoise', 'vol', String(volume), 'fade', 'q', '0.02', String(seconds), '0.05',
+  ]);
+  return bytesToSamples(Uint8Array.from(raw));
+}

@@ -1,5 +1,5 @@
 import { Link, useParams } from 'react-router';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { Call } from '../api/types';
 import { ErrorBox, Status } from '../components/form';
 import { Badge, when } from '../components/Table';
@@ -17,11 +17,9 @@ export default function CallPage() {
   useTitle('Call');
   const { api } = useSession();
   const scope = useScope();
-  const call = useLoad(() => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls/{callId}', { params: { path: { ...scope, callId: id } } })), [api, scope, id]);
+  const call = useLoad(() => inOrganization(api, scope).getCall({ path: { callId: id } }), [api, scope, id]);
   const deliveries = useLoad(
-    () => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/webhook-deliveries', {
-      params: { path: scope, query: { callId: id, size: 100, sort: ['createdAt,asc'] } },
-    })),
+    async () => (await inOrganization(api, scope).listWebhookDeliveries({ query: { callId: id, size: 100, sort: 'createdAt,asc' } })).data,
     [api, scope, id],
   );
 

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { data, ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import { bodySchema, schemaAt, useDocument } from '../api/document';
 import type { ProviderCredential, ProviderName } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
@@ -7,8 +7,8 @@ import { Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
 import { useCan, useScope, useSession } from '../session';
 
-const LIST = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/provider-credentials';
-const ONE = `${LIST}/{providerCredentialId}` as const;
+/** Where the document says what a credential's body takes (its provider enum is the provider registry's). */
+const CREATE_PATH = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/provider-credentials';
 /** A credential reads back its key as this; sent back, the API keeps the stored key. */
 const MASK = '********';
 
@@ -18,10 +18,10 @@ export default function Providers() {
   const { api } = useSession();
   const scope = useScope();
   const writable = useCan()('providers:write');
-  const list = useLoad(() => data(api.GET(LIST, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
-  // The providers the service takes credentials for, read off its OpenAPI document (the provider registry's list).
+  const list = useLoad(async () => (await inOrganization(api, scope).listProviderCredentials({ query: { size: 100 } })).data, [api, scope]);
+  // The providers the service takes credentials for, read off its OpenAPI document.
   const doc = useDocument();
-  const providers = (schemaAt(doc.data ? bodySchema(doc.data, LIST, 'post') : undefined, ['provider'])?.enum ?? []) as ProviderName[];
+  const providers = (schemaAt(doc.data ? bodySchema(doc.data, CREATE_PATH, 'post') : undefined, ['provider'])?.enum ?? []) as ProviderName[];
   const taken = new Set((list.data ?? []).map((c) => c.provider));
   return (
     <>
@@ -53,7 +53,7 @@ function CredentialRow({ credential: c, writable, onChanged }: { credential: Pro
   const remove = async () => {
     setError(null);
     try {
-      await ok(api.DELETE(ONE, { params: { path: { ...scope, providerCredentialId: c.id } } }));
+      await inOrganization(api, scope).deleteProviderCredential({ path: { providerCredentialId: c.id } });
       onChanged();
     } catch (e) {
       setError(e);
@@ -108,10 +108,10 @@ function CredentialForm({ providers, existing, onSaved, onCancel }: FormProps) {
     const common = { provider: form.provider, baseUrl: twilio || !form.baseUrl ? null : form.baseUrl, accountSid: twilio && form.accountSid ? form.accountSid : null };
     try {
       if (existing) {
-        await ok(api.PUT(ONE, { params: { path: { ...scope, providerCredentialId: existing.id } }, body: { ...common, apiKey: form.apiKey || MASK } }));
+        await inOrganization(api, scope).updateProviderCredential({ path: { providerCredentialId: existing.id }, body: { ...common, apiKey: form.apiKey || MASK } });
       } else {
         // Servers that take no key (openai_compatible) are stored without one.
-        await data(api.POST(LIST, { params: { path: scope }, body: { ...common, ...(form.apiKey ? { apiKey: form.apiKey } : {}) } }));
+        await inOrganization(api, scope).createProviderCredential({ body: { ...common, ...(form.apiKey ? { apiKey: form.apiKey } : {}) } });
       }
       onSaved();
     } catch (e) {

@@ -18,20 +18,26 @@ interface Open {
 
 /**
  * A call's transcriber with its fallbacks, as one SttSession. The first one that opens listens;
- * when it fails an utterance (its socket died, an error answer), the next one opens and takes
- * over, and hears that same utterance again from the audio kept of it, so the caller's words are
- * not lost and the caller hears no error. With no fallback, nothing is kept and a failure is the
- * call's, as before.
+ * when it dies (its socket closed: it says so at once) or fails an utterance (an error answer),
+ * the next one opens and takes over, and hears the utterance in progress again from the audio
+ * kept of it, so the caller's words are not lost and the caller hears no error. With no
+ * fallback, nothing is kept, and a death or failure is the call's, as before.
  */
 export class FallbackSttSession implements SttSession {
   onInterim?: (text: string) => void;
   onSpeechFinal?: () => void;
+  onError?: (error: unknown) => void;
   private utterance: Int16Array[] = [];
   private samples = 0;
   private closed = false;
+  /** Candidates tried since the last utterance a transcriber answered. */
+  private readonly tried = new Set<SttCandidate>();
+  /** Set while the next transcriber opens after one died. */
+  private switching: Promise<void> | null = null;
 
   private constructor(private current: Open, private readonly candidates: readonly SttCandidate[], private readonly context: FallbackContext) {
-    this.listen(current.session);
+    this.tried.add(current.candidate);
+    this.listen(current);
   }
 
   /** The transcriber listening now: what a failure of the call names. */
@@ -47,8 +53,11 @@ export class FallbackSttSession implements SttSession {
 
   /** Opens the first transcriber that opens; rejects with the first one's error when none does. */
   static async open(candidates: readonly SttCandidate[], context: FallbackContext): Promise<FallbackSttSession> {
-    const opened = await openNext(context.health.order(context.owner, 'stt', candidates), context, new Set());
-    return new FallbackSttSession(opened, candidates, context);
+    const tried = new Set<SttCandidate>();
+    const opened = await openNext(context.health.order(context.owner, 'stt', candidates), context, tried);
+    const session = new FallbackSttSession(opened, candidates, context);
+    for (const candidate of tried) session.tried.add(candidate);
+    return session;
   }
 
   write(pcm16k: Int16Array): void {
@@ -59,35 +68,24 @@ export class FallbackSttSession implements SttSession {
   }
 
   async endUtterance(): Promise<string> {
-    const audio = this.utterance;
-    this.utterance = [];
-    this.samples = 0;
-    const tried = new Set<SttCandidate>();
     for (;;) {
-      const { candidate, session } = this.current;
-      tried.add(candidate);
+      await this.switching;
+      const open = this.current;
       try {
-        const text = await session.endUtterance();
-        this.context.health.succeeded(this.context.owner, 'stt', candidate.provider);
-        this.context.ledger.served('stt', candidate.provider);
+        const text = await open.session.endUtterance();
+        this.context.health.succeeded(this.context.owner, 'stt', open.candidate.provider);
+        this.context.ledger.served('stt', open.candidate.provider);
+        this.utterance = [];
+        this.samples = 0;
+        this.tried.clear();
+        this.tried.add(open.candidate);
         return text;
       } catch (err) {
         if (this.closed) throw err;
-        this.context.health.failed(this.context.owner, 'stt', candidate.provider);
-        this.context.ledger.failed('stt', candidate.provider);
-        const rest = this.context.health.order(this.context.owner, 'stt', this.candidates.filter((c) => !tried.has(c)));
-        if (!rest.length) throw err;
-        this.context.log.warn({ provider: candidate.provider }, 'transcriber failed; the next one takes over and hears the utterance again');
-        void session.close().catch(() => undefined);
-        const next = await openNext(rest, this.context, tried).catch(() => null);
-        if (!next) throw err;
-        if (this.closed) {
-          await next.session.close();
-          throw err;
-        }
-        this.current = next;
-        this.listen(next.session);
-        for (const pcm of audio) next.session.write(pcm);
+        await this.switching;
+        // It died meanwhile, and the next one already took over with the utterance: ask that one.
+        if (this.current !== open) continue;
+        if (!(await this.takeOver(open, err))) throw err;
       }
     }
   }
@@ -97,9 +95,44 @@ export class FallbackSttSession implements SttSession {
     await this.current.session.close();
   }
 
-  private listen(session: SttSession): void {
-    session.onInterim = (text) => this.onInterim?.(text);
-    session.onSpeechFinal = () => this.onSpeechFinal?.();
+  /**
+   * `open` failed: it is marked failed and closed, and the next transcriber not tried yet opens
+   * and hears the utterance in progress. False when none is left (the failure is the call's).
+   */
+  private async takeOver(open: Open, error: unknown): Promise<boolean> {
+    const { health, ledger, log, owner } = this.context;
+    health.failed(owner, 'stt', open.candidate.provider);
+    ledger.failed('stt', open.candidate.provider);
+    void open.session.close().catch(() => undefined);
+    const rest = health.order(owner, 'stt', this.candidates.filter((c) => !this.tried.has(c)));
+    if (!rest.length) return false;
+    log.warn({ provider: open.candidate.provider, err: error instanceof Error ? error.message : 'unknown error' }, 'transcriber failed; the next one takes over and hears the utterance again');
+    const next = await openNext(rest, this.context, this.tried).catch(() => null);
+    if (!next) return false;
+    if (this.closed) {
+      await next.session.close();
+      return false;
+    }
+    this.current = next;
+    this.listen(next);
+    for (const pcm of this.utterance) next.session.write(pcm);
+    return true;
+  }
+
+  /** The listening transcriber died between utterances or within one: the next takes over now, not at the utterance's end. */
+  private died(open: Open, error: unknown): void {
+    if (this.closed || this.current !== open || this.switching) return;
+    this.switching = this.takeOver(open, error)
+      .then((took) => {
+        if (!took && !this.closed) this.onError?.(error);
+      })
+      .finally(() => (this.switching = null));
+  }
+
+  private listen(open: Open): void {
+    open.session.onInterim = (text) => this.onInterim?.(text);
+    open.session.onSpeechFinal = () => this.onSpeechFinal?.();
+    open.session.onError = (error) => this.died(open, error);
   }
 }
 

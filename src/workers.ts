@@ -9,6 +9,7 @@ import { deliveryJobs } from './modules/events/deliveries.jobs.ts';
 import { deliveriesSweep } from './modules/events/deliveries.sweep.ts';
 import { noDialer, type Dialer } from './telephony/dialer.ts';
 import { taskJobs } from './modules/tasks/tasks.jobs.ts';
+import { twilioCallSidsSweep } from './modules/twilio/twilio.replays.ts';
 
 export interface RunnerOptions {
   dialer?: Dialer;
@@ -34,6 +35,7 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
   runner.addSweep(deliveriesSweep(ctx));
   runner.addSweep(idempotencySweep(ctx));
   runner.addSweep(rateLimitSweep(ctx, RATE_LIMIT_WINDOW_MS));
+  runner.addSweep(twilioCallSidsSweep(ctx));
   return runner;
 }
 

@@ -3,6 +3,7 @@ import { Agent, request as send, type Dispatcher } from 'undici';
 import { anthropicConversation, anthropicTools } from './anthropic-messages.ts';
 import { LlmError, resilientRound, type Llm, type LlmClientOptions, type LlmRound, type LlmRoundRequest } from './llm.ts';
 import type { ToolCallRequest } from './tool-call.ts';
+import { MAX_TOOL_ARGUMENTS_BYTES } from './tool-arguments.ts';
 
 /**
  * Anthropic's Messages API (`POST {base}/v1/messages`), streamed as server-sent events, with tool
@@ -140,7 +141,8 @@ class EventReader {
         if (data.delta?.type === 'text_delta') this.delta(data.delta.text ?? '');
         else if (data.delta?.type === 'input_json_delta') {
           const block = this.blocks.get(index);
-          if (block) block.arguments += data.delta.partial_json ?? '';
+          // Past the limit the rest is not kept: the call is refused for its size (tool-arguments.ts) all the same.
+          if (block && block.arguments.length <= MAX_TOOL_ARGUMENTS_BYTES) block.arguments += data.delta.partial_json ?? '';
         }
         return;
       case 'message_stop':

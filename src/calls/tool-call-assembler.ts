@@ -1,4 +1,5 @@
 import type { ToolCallRequest } from './tool-call.ts';
+import { MAX_TOOL_ARGUMENTS_BYTES } from './tool-arguments.ts';
 
 /** One streamed piece of a tool call, as OpenAI-compatible servers send it (every field may be missing). */
 export interface ToolCallPiece {
@@ -34,7 +35,8 @@ export class ToolCallAssembler {
     }
     if (index !== undefined) this.byIndex.set(index, call);
     if (piece.function?.name) call.name = piece.function.name;
-    if (piece.function?.arguments) call.arguments += piece.function.arguments;
+    // Past the limit the rest is not kept: the call is refused for its size (tool-arguments.ts) all the same.
+    if (piece.function?.arguments && call.arguments.length <= MAX_TOOL_ARGUMENTS_BYTES) call.arguments += piece.function.arguments;
   }
 
   /** The calls in the order they began; one without an id gets one (the tool result must name it). */

@@ -142,6 +142,25 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(record.providers.turns, [{ turn: 0, tts: 'cartesia', failed: ['tts:elevenlabs'] }]);
     });
 
+    it('a voice that gives no audio within 5 s: the next voice speaks that sentence', { timeout: 60_000 }, async () => {
+      const org = await organization('TTS slow', speaking);
+      elevenlabs.firstChunkDelayMs = 20_000; // far past TTS_FIRST_AUDIO_MS, so the first voice has not begun when the fallback takes over
+      try {
+        const spokenBefore = cartesia.sent.length;
+        const { id, client } = await open(org);
+        await until('the greeting played', () => callRecord({ ...w, tenant: org.tenant }, id), (r) => r.transcript.length > 0, 30_000);
+        assert.equal(cartesia.sent[spokenBefore]?.transcript, GREETING);
+        client.send({ type: 'end' });
+        await client.closed;
+        assert.ok(!client.frames.some((f) => f.type === 'error'));
+        const record = await callRecord({ ...w, tenant: org.tenant }, id);
+        assert.equal(record.failure, null);
+        assert.deepEqual(record.providers.turns, [{ turn: 0, tts: 'cartesia', failed: ['tts:elevenlabs'] }]);
+      } finally {
+        elevenlabs.firstChunkDelayMs = 0;
+      }
+    });
+
     it('a voice whose server is unreachable at the start: the next voice opens and speaks', { timeout: 60_000 }, async () => {
       const org = await organization('TTS unreachable', speaking, [{ provider: 'elevenlabs', apiKey: XI_KEY, baseUrl: 'ws://127.0.0.1:1' }]);
       const spokenBefore = cartesia.sent.length;

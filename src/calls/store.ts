@@ -82,6 +82,8 @@ export interface CallStore {
    * last write wins), the verdict before anything is done about it.
    */
   noteDetection(callId: string, note: { answeredBy: Verdict; detection: CallDetection }): Promise<void>;
+  /** Notes, as a call ends, its providers with who served each turn (`providers.turns`). */
+  noteProviders(callId: string, providers: Record<string, unknown>): Promise<void>;
   /** Keeps a SIP call's media figures once its RTP closed; answers its conclusion's id (null when it has none). */
   saveMedia(callId: string, media: CallMedia): Promise<string | null>;
   /** Renews the lease of every call this process holds; answers the ids still held (the rest were ended elsewhere). */

@@ -44,6 +44,10 @@ export interface CallTable {
   media: Json | null;
   /** The version of the assistant or agent the call runs (a task's pin, else the current one when it started). */
   assistant_version: number | null;
+  /** A placed call with voicemail detection: who answered (human, voicemail, screening, unknown); null without detection. */
+  answered_by: string | null;
+  /** Its detection: `{ verdict, decidedAfterMs, action, signals }`. */
+  detection: Json | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

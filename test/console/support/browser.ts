@@ -42,7 +42,13 @@ export async function openBrowser(baseUrl: string, args: readonly string[] = [])
       problems.push(`console error: ${message.text()}`);
     }
   });
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  page.on('requestfailed', (request) => {
+    const error = request.failure()?.errorText ?? '';
+    // A read the browser itself dropped (the test went to another page while it was in flight) is
+    // no fault of the console; a dropped write is, and so is any request the network or server failed.
+    if (error === 'net::ERR_ABORTED' && request.method() === 'GET') return;
+    problems.push(`request failed: ${request.method()} ${request.url()} ${error}`);
+  });
   page.on('response', (response) => {
     if (response.status() < 400) return;
     const at = expected.findIndex((e) => e.status === response.status() && e.url.test(response.url()));

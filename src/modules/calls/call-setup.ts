@@ -42,6 +42,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
         settings: { model: parameters.model ?? ctx.config.llmDefaultModel, temperature: parameters.temperature },
         tools,
         controls: controlToolsOf(extensions, new Set(tools.map((t) => t.name))),
+        recording: readJson<{ enabled?: boolean } | null>(source.recording)?.enabled === true,
         voice: call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null,
       };
     },

@@ -67,11 +67,12 @@ export async function appendEntries(trx: Transaction<Database>, callId: string, 
       const { at, ...invocation } = item.invocation;
       return { call_id: callId, seq, organization_id: organizationId, kind: 'tool' as const, at, text: null, latency_ms: null, interrupted: null, detail: JSON.stringify(invocation), response_ms: null };
     }
-    const { role, text, at, latencyMs, interrupted, latency, endpointing } = item.entry;
+    const { role, text, at, latencyMs, interrupted, latency, endpointing, startMs, endMs } = item.entry;
+    const detail = { ...(latency ? { latency, endpointing } : {}), ...(startMs !== undefined ? { startMs, endMs } : {}) };
     return {
       call_id: callId, seq, organization_id: organizationId, kind: role, at, text,
       latency_ms: latencyMs ?? null, interrupted: interrupted === undefined ? null : interrupted ? 1 : 0,
-      detail: latency ? JSON.stringify({ latency, endpointing }) : null, response_ms: latency?.totalMs ?? null,
+      detail: Object.keys(detail).length ? JSON.stringify(detail) : null, response_ms: latency?.totalMs ?? null,
     };
   })).execute();
 }
@@ -91,7 +92,7 @@ export async function loadLog(db: Executor, callIds: readonly string[]): Promise
     const entry: TranscriptEntry = { role: row.kind, text: row.text ?? '', at: row.at };
     if (row.latency_ms !== null) entry.latencyMs = row.latency_ms;
     if (row.interrupted !== null) entry.interrupted = readBool(row.interrupted);
-    if (row.detail !== null) Object.assign(entry, readJson<Pick<TranscriptEntry, 'latency' | 'endpointing'>>(row.detail));
+    if (row.detail !== null) Object.assign(entry, readJson<Pick<TranscriptEntry, 'latency' | 'endpointing' | 'startMs' | 'endMs'>>(row.detail));
     log.transcript.push(entry);
   }
   return logs;

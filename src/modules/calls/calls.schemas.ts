@@ -73,6 +73,8 @@ const TranscriptEntry = Type.Object({
   interrupted: Type.Optional(Type.Boolean({ description: 'Assistant: the caller spoke over it; text is what was heard' })),
   latency: Type.Optional(TurnLatency),
   endpointing: Type.Optional(Endpointing),
+  startMs: Type.Optional(Type.Integer({ minimum: 0, description: "Voice calls: where it begins in the call's audio (its recording), ms from the start: the caller's first speech of the turn, the assistant's first audio" })),
+  endMs: Type.Optional(Type.Integer({ minimum: 0, description: "Voice calls: where it ends in the call's audio: the caller's last speech of the turn, the end of what the caller heard of the assistant" })),
 }, { title: 'TranscriptEntry' });
 
 const Turn = Type.Object(

@@ -69,3 +69,27 @@ export function speechBounds(pcm: Int16Array, sampleRate: number): { start: numb
   const last = levels.length - 1 - [...levels].reverse().findIndex((v) => v > threshold);
   return { start: first * frame, end: (last + 1) * frame };
 }
+
+/**
+ * Like alignedAt, judged per `pieceMs` of the reference, each piece within `toleranceMs` of where
+ * the transcript puts it (`offsetMs` plus the piece's own offset), the NCCs averaged weighted by
+ * each piece's energy: a phone's jitter buffer may move audio by a whole frame when it refills,
+ * and each piece must still be found where the transcript's time says, within the tolerance.
+ */
+export function alignedInPieces(reference: Int16Array, channel: Int16Array, sampleRate: number, offsetMs: number, toleranceMs = 40, pieceMs = 500): { ncc: number; pieces: string } {
+  const size = Math.round((pieceMs * sampleRate) / 1000);
+  let sum = 0;
+  let weights = 0;
+  const notes: string[] = [];
+  for (let at = 0; at < reference.length; at += size) {
+    const piece = reference.subarray(at, Math.min(at + size, reference.length));
+    let energy = 0;
+    for (const s of piece) energy += s * s;
+    if (piece.length < size / 4 || energy === 0) continue;
+    const best = alignedAt(piece, channel, sampleRate, offsetMs + (at * 1000) / sampleRate, toleranceMs);
+    notes.push(`${best.ncc.toFixed(2)}@${best.shiftMs.toFixed(1)}ms`);
+    sum += best.ncc * energy;
+    weights += energy;
+  }
+  return { ncc: weights ? sum / weights : 0, pieces: notes.join(' ') };
+}

@@ -1,6 +1,6 @@
 import { createDecoder, type AudioDecoder, type AudioFormat } from '../../voice/audio/format.ts';
 import { samplesToBytes } from '../../voice/audio/pcm.ts';
-import type { AudioTap, AudioTimeline } from '../voice/timeline.ts';
+import { CALLER_GAP_MS, type AudioTap, type AudioTimeline } from '../voice/timeline.ts';
 
 /** Where a call's recording goes as it is made: the store seals and keeps it (the engine declares, a feature implements). */
 export interface RecordingSink {
@@ -17,6 +17,12 @@ export interface RecordingStore {
 
 /** Written out once this much audio lies before the timeline's now (what can no longer be cut). */
 const FLUSH_MS = 1_000;
+/**
+ * Kept back from now: the caller's chunks are placed end to end, so they may run up to
+ * CALLER_GAP_MS behind the time they arrived (timeline.ts); what is written out never reaches
+ * into that, or a late chunk would find its place already gone.
+ */
+const HOLDBACK_MS = CALLER_GAP_MS + 20;
 /**
  * Held at most, whatever the timeline says: a caller who sends audio faster than real time runs
  * ahead of now, and what runs ahead is written out past this (a cut there is then not seen).
@@ -86,8 +92,8 @@ export class CallAudioRecorder implements AudioTap {
     this.reserve(end);
     for (let i = skip; i < pcm.length; i++) this.held[(start + i - this.base) * 2 + channel] = pcm[i]!;
     this.ends[channel] = Math.max(this.ends[channel]!, end);
-    const now = this.sample(this.timeline.now());
-    if (now - this.base >= this.sample(FLUSH_MS)) this.writeOut(Math.min(now, Math.max(...this.ends)));
+    const settled = this.sample(this.timeline.now() - HOLDBACK_MS);
+    if (settled - this.base >= this.sample(FLUSH_MS)) this.writeOut(Math.min(settled, Math.max(...this.ends)));
     const ahead = Math.max(...this.ends) - this.base - this.sample(MAX_HELD_MS);
     if (ahead > 0) this.writeOut(this.base + ahead);
   }

@@ -62,7 +62,7 @@ export function sigV4Problem(method: string, url: string, headers: IncomingMessa
   const canonical = [method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
   const scope = `${day}/${region}/s3/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${S3_KEYS.secretAccessKey}`, day!), region!), 's3'), 'aws4_request');
+  const key = hmac(hmac(hmac(hmac(`AWS4${S3_KEYS.secretAccessKey}`, day!), region), 's3'), 'aws4_request');
   return createHmac('sha256', key).update(toSign).digest('hex') === signature ? null : 'the signature does not match';
 }
 

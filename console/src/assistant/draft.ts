@@ -88,7 +88,7 @@ function analysisForm(a: Assistant['analysis']): AnalysisForm {
     summaryPrompt: a.summary?.prompt ?? '',
     schema: a.structuredData ? JSON.stringify(a.structuredData.schema, null, 2) : '',
     dataPrompt: a.structuredData?.prompt ?? '',
-    rubric: (a.successEvaluation?.rubric ?? '') as AnalysisForm['rubric'],
+    rubric: (a.successEvaluation?.rubric ?? ''),
     successPrompt: a.successEvaluation?.prompt ?? '',
     minTurns: a.minTurns === undefined ? '' : String(a.minTurns),
   };

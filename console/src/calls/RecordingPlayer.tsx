@@ -56,7 +56,7 @@ export function RecordingPlayer({ call, seek }: { call: Call; seek: Seek | null 
           params: { path: { ...scope, callId: call.id } }, parseAs: 'blob',
         });
         if (!response.ok || !data) throw new Error(`The recording could not be fetched (HTTP ${response.status})`);
-        const blob = data as Blob;
+        const blob = data;
         const levels = peaks(await blob.arrayBuffer());
         if (gone) return;
         url = URL.createObjectURL(blob);

@@ -8,8 +8,10 @@ scripts/system-deps.sh
 # The suite also checks the built service (bin/parley.js runs dist/): build it first.
 npm run build --silent
 
-# The console tests drive the built app; building it also regenerates its API types from the
-# service's OpenAPI document, so an API change that breaks the console fails here.
+# The SDK is generated from the service's OpenAPI document; the CLI, the console and the SDK
+# tests use it, and the console tests drive the built app compiled against it, so an API change
+# that breaks either fails here.
+npm run --silent build:sdk >/dev/null
 npm run --silent build:console >/dev/null
 
 export PARLEY_TEST_DIALECTS="${PARLEY_TEST_DIALECTS:-sqlite,postgres}"

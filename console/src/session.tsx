@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
-import { createApi, data, type Api } from './api/client';
+import { createApi, type Api } from './api/client';
 import type { Me, Scope } from './api/types';
 
 // sessionStorage only: the token leaves with the tab, is never in a URL, never in localStorage.
@@ -70,7 +70,7 @@ export function SessionProvider({ initial, children }: { initial: { token: strin
 }
 
 export async function whoIs(token: string): Promise<Me> {
-  return data(createApi(() => token, () => {}).GET('/api/v1/me'));
+  return createApi(() => token, () => {}).getMe();
 }
 
 /** The token kept by this tab, checked against the API (a revoked or expired one is dropped). */

@@ -60,6 +60,6 @@ export const StrategyParameters = Type.Object(
     turn: Type.Optional(TurnParameters),
     transcriber: Type.Optional(Transcriber),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'LlmGenerationStrategyParameters' },
 );
 export type StrategyParameters = Static<typeof StrategyParameters>;

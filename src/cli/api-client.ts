@@ -1,6 +1,8 @@
+import { createParley, ParleyError, type ParleyClient } from '@parley/sdk';
+
 /**
- * The HTTP client of `parley setup` and `parley chat`: JSON in and out with a bearer token,
- * answering the envelope's `data`, and failing with the API's own message and field details.
+ * The API as `parley setup` and `parley chat` reach it: the SDK (@parley/sdk), with the CLI's
+ * words for what goes wrong (the service not reachable, an answer that is not Parley's).
  */
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -9,63 +11,31 @@ export class ApiError extends Error {
   }
 }
 
-export interface ApiAnswer<T> {
-  status: number;
-  data: T;
-  /** A page's position, for lists. */
-  totalPages?: number;
-}
-
 export interface ApiClient {
   readonly baseUrl: string;
-  request<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>>;
+  readonly parley: ParleyClient;
 }
 
 const TIMEOUT_MS = 30_000;
 
-interface Envelope {
-  success?: boolean;
-  message?: string;
-  data?: unknown;
-  totalPages?: number;
-  error?: { code?: string; details?: { path?: string; message?: string }[] };
-}
-
 export function createApiClient(baseUrl: string, token: string | null): ApiClient {
-  return {
-    baseUrl,
-    async request<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
-      let res: Response;
-      try {
-        res = await fetch(baseUrl + path, {
-          method,
-          headers: {
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-          signal: AbortSignal.timeout(TIMEOUT_MS),
-        });
-      } catch (err) {
-        const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err instanceof Error ? err.message : String(err));
-        throw new ApiError(`Cannot reach Parley at ${baseUrl} (${cause}). Is parley serve running there? (PARLEY_URL or --url names it)`, null);
-      }
-      const text = await res.text();
-      let answer: Envelope;
-      try {
-        answer = JSON.parse(text) as Envelope;
-      } catch {
-        throw new ApiError(`${method} ${baseUrl}${path} answered HTTP ${res.status} without a Parley envelope: is ${baseUrl} the Parley service?`, res.status);
-      }
-      if (!res.ok || answer.success === false) throw new ApiError(apiMessage(res.status, answer), res.status);
-      return { status: res.status, data: answer.data as T, ...(answer.totalPages !== undefined ? { totalPages: answer.totalPages } : {}) };
-    },
+  const reach = async (request: Request) => {
+    try {
+      return await fetch(request);
+    } catch (err) {
+      if (request.signal.aborted) throw err;
+      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err instanceof Error ? err.message : String(err));
+      throw new ApiError(`Cannot reach Parley at ${baseUrl} (${cause}). Is parley serve running there? (PARLEY_URL or --url names it)`, null);
+    }
   };
+  return { baseUrl, parley: createParley({ baseUrl, token, fetch: reach, timeoutMs: TIMEOUT_MS }) };
 }
 
 /** "Validation failed (HTTP 400 VALIDATION_FAILED)" and one line per field detail. */
-function apiMessage(status: number, answer: Envelope): string {
-  const code = answer.error?.code ? ` ${answer.error.code}` : '';
-  const details = (answer.error?.details ?? []).map((d) => `\n  ${d.path ?? ''}: ${d.message ?? ''}`).join('');
-  return `${answer.message ?? 'The request failed'} (HTTP ${status}${code})${details}`;
+export function apiMessage(err: ParleyError, baseUrl?: string): string {
+  if (/^HTTP_\d+$/.test(err.code)) return `${baseUrl ?? 'The service'} answered HTTP ${err.status} without a Parley envelope: is it the Parley service?`;
+  const details = err.details.map((d) => `\n  ${d.path}: ${d.message}`).join('');
+  return `${err.message} (HTTP ${err.status} ${err.code})${details}`;
 }
+
+export { ParleyError };

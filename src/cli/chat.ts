@@ -38,7 +38,10 @@ export function chatCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
       const api = createApiClient((options.url ?? client.url).replace(/\/+$/, ''), token);
       const found = await findTarget(api, target, { vendor: options.vendor ?? client.vendor, organization: options.organization ?? client.organization });
       const orgPath = `/api/v1/vendors/${found.vendorId}/organizations/${found.organizationId}`;
-      const call = (await api.request<{ id: string; websocketUrl: string }>('POST', `${orgPath}/${found.kind}s/${found.id}/calls`, {})).data;
+      const org = api.parley.organization(found.vendorId, found.organizationId);
+      const call = found.kind === 'agent'
+        ? await org.startAgentCall({ path: { agentId: found.id }, body: {} })
+        : await org.startAssistantCall({ path: { assistantId: found.id }, body: {} });
       const interactive = io.stdin.isTTY === true;
       io.stdout.write(`Calling ${found.kind} "${found.name}" (call ${call.id}).${interactive ? ' Type /end or press Ctrl-D to hang up.' : ''}\n`);
       const end = await converse(call.websocketUrl, { input: io.stdin, output: io.stdout, interactive });

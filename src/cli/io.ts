@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { AppError } from '../http/errors.ts';
-import { ApiError } from './api-client.ts';
+import { ApiError, apiMessage, ParleyError } from './api-client.ts';
 
 /** Where a command reads and writes; the real process streams, or test streams. */
 export interface CliIo {
@@ -21,6 +21,7 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 /** A failure the user can act on, said in one message (details on their own lines). */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError || err instanceof ConfigError || err instanceof CommanderError) return err.message;
+  if (err instanceof ParleyError) return apiMessage(err);
   if (err instanceof AppError) return [err.message, ...err.details.map((d) => `  ${d.path}: ${d.message}`)].join('\n');
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,5 +1,5 @@
 import { ConfigError } from '../config.ts';
-import { ApiError, type ApiClient } from './api-client.ts';
+import { ParleyError, type ApiClient } from './api-client.ts';
 
 export interface Target {
   vendorId: string;
@@ -9,29 +9,26 @@ export interface Target {
   name: string;
 }
 
-const orgPath = (vendorId: string, organizationId: string) => `/api/v1/vendors/${vendorId}/organizations/${organizationId}`;
+const refused = (err: unknown, status: number) => err instanceof ParleyError && err.status === status;
 
 /** The assistant, or else the agent, of that id in one organization; null when it has neither. */
-async function findIn(api: ApiClient, vendorId: string, organizationId: string, id: string): Promise<Target | null> {
+async function findIn({ parley }: ApiClient, vendorId: string, organizationId: string, id: string): Promise<Target | null> {
+  const org = parley.organization(vendorId, organizationId);
   for (const kind of ['assistant', 'agent'] as const) {
     try {
-      const found = await api.request<{ name: string }>('GET', `${orgPath(vendorId, organizationId)}/${kind}s/${id}`);
-      return { vendorId, organizationId, kind, id, name: found.data.name };
+      const found = kind === 'agent' ? await org.getAgent({ path: { agentId: id } }) : await org.getAssistant({ path: { assistantId: id } });
+      return { vendorId, organizationId, kind, id, name: found.name };
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status !== 404) throw err;
+      if (!refused(err, 404)) throw err;
     }
   }
   return null;
 }
 
-/** Every item of a list route, page by page. */
-async function all(api: ApiClient, path: string): Promise<{ id: string }[]> {
-  const items: { id: string }[] = [];
-  for (let page = 0; ; page++) {
-    const answer = await api.request<{ id: string }[]>('GET', `${path}?size=100&page=${page}`);
-    items.push(...answer.data);
-    if (page + 1 >= (answer.totalPages ?? 0)) return items;
-  }
+async function ids(items: AsyncIterable<{ id: string }>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const item of items) out.push(item.id);
+  return out;
 }
 
 const UNKNOWN = 'set PARLEY_VENDOR and PARLEY_ORGANIZATION (parley setup prints them), or pass --vendor and --organization';
@@ -49,16 +46,16 @@ export async function findTarget(api: ApiClient, id: string, known: { vendor: st
   }
   let vendors: string[];
   try {
-    vendors = known.vendor ? [known.vendor] : (await all(api, '/api/v1/vendors')).map((v) => v.id);
+    vendors = known.vendor ? [known.vendor] : await ids(api.parley.paginate('listVendors'));
   } catch (err) {
-    if (err instanceof ApiError && err.status === 403) throw new ConfigError(`This token cannot list vendors to find the organization of ${id}: ${UNKNOWN}`);
+    if (refused(err, 403)) throw new ConfigError(`This token cannot list vendors to find the organization of ${id}: ${UNKNOWN}`);
     throw err;
   }
   for (const vendorId of vendors) {
-    const organizations = known.organization ? [{ id: known.organization }] : await all(api, `/api/v1/vendors/${vendorId}/organizations`);
-    for (const organization of organizations) {
-      const found = await findIn(api, vendorId, organization.id, id).catch((err: unknown) => {
-        if (err instanceof ApiError && err.status === 403) return null;
+    const organizations = known.organization ? [known.organization] : await ids(api.parley.vendor(vendorId).paginate('listOrganizations'));
+    for (const organizationId of organizations) {
+      const found = await findIn(api, vendorId, organizationId, id).catch((err: unknown) => {
+        if (refused(err, 403)) return null;
         throw err;
       });
       if (found) return found;

@@ -11,7 +11,7 @@ interface SetupOptions {
   vendorName?: string;
   organizationName?: string;
   tokenName: string;
-  role: string;
+  role: (typeof ROLE_NAMES)[number];
 }
 
 const DEFAULTS = { vendorName: 'My company', organizationName: 'Main' } as const;
@@ -58,12 +58,11 @@ export function setupCommand(io: CliIo, done: (outcome: Outcome) => void): Comma
       if (!adminToken) throw new ConfigError('parley setup needs the platform admin token: set PARLEY_ADMIN_TOKEN or pass --admin-token (parley serve printed it on its first start)');
       const url = (options.url ?? client.url).replace(/\/+$/, '');
       const { vendor: vendorName, organization: organizationName } = await names(io, options);
-      const api = createApiClient(url, adminToken);
-      const vendor = (await api.request<{ id: string }>('POST', '/api/v1/vendors', { name: vendorName })).data;
-      const organization = (await api.request<{ id: string }>('POST', `/api/v1/vendors/${vendor.id}/organizations`, { name: organizationName })).data;
-      const token = (await api.request<{ token: string }>('POST', `/api/v1/vendors/${vendor.id}/api-tokens`, {
-        name: options.tokenName, role: options.role, organizationId: organization.id,
-      })).data;
+      const { parley } = createApiClient(url, adminToken);
+      const vendor = await parley.createVendor({ body: { name: vendorName } });
+      const scope = parley.vendor(vendor.id);
+      const organization = await scope.createOrganization({ body: { name: organizationName } });
+      const token = await scope.createApiToken({ body: { name: options.tokenName, role: options.role, organizationId: organization.id } });
       io.stderr.write(
         `Created vendor "${vendorName}" (${vendor.id}), organization "${organizationName}" (${organization.id}) and ${/^[aeiou]/.test(options.role) ? 'an' : 'a'} ${options.role} token for it.\n` +
         'The token is shown only now. Run these lines (or eval "$(parley setup …)") to use them:\n',

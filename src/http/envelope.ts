@@ -13,28 +13,49 @@ declare module 'fastify' {
 const timestamp = Type.String({ format: 'date-time', description: 'Response time' });
 const traceId = Type.String({ description: 'Correlation id, also in the X-Request-Id header' });
 
-export const Envelope = <T extends TSchema>(data: T) =>
-  Type.Object({
-    success: Type.Boolean(),
-    message: Type.Optional(Type.String()),
-    data,
-    timestamp,
-    traceId,
-  });
+/** The component name of a schema (its title), or of a list of one. */
+function nameOf(schema: TSchema): string | undefined {
+  const { title, type, items } = schema as { title?: string; type?: string; items?: TSchema };
+  if (title) return title;
+  if (type === 'null') return 'Empty';
+  const item = type === 'array' && items ? nameOf(items) : undefined;
+  return item ? `${item}List` : undefined;
+}
+
+/** `{ success, message, data, timestamp, traceId }`; named `<Data>Envelope` in /openapi.json when its data is named. */
+export const Envelope = <T extends TSchema>(data: T) => {
+  const name = nameOf(data);
+  return Type.Object(
+    {
+      success: Type.Boolean(),
+      message: Type.Optional(Type.String()),
+      data,
+      timestamp,
+      traceId,
+    },
+    name ? { title: `${name}Envelope` } : {},
+  );
+};
 
 export const EmptyEnvelope = Envelope(Type.Null());
 
-export const PageEnvelope = <T extends TSchema>(item: T) =>
-  Type.Object({
-    success: Type.Boolean(),
-    data: Type.Array(item),
-    page: Type.Integer({ minimum: 0 }),
-    size: Type.Integer({ minimum: 1 }),
-    totalElements: Type.Integer({ minimum: 0 }),
-    totalPages: Type.Integer({ minimum: 0 }),
-    timestamp,
-    traceId,
-  });
+/** A page of a list; named `<Item>Page` in /openapi.json when its item is named. */
+export const PageEnvelope = <T extends TSchema>(item: T) => {
+  const name = nameOf(item);
+  return Type.Object(
+    {
+      success: Type.Boolean(),
+      data: Type.Array(item),
+      page: Type.Integer({ minimum: 0 }),
+      size: Type.Integer({ minimum: 1 }),
+      totalElements: Type.Integer({ minimum: 0 }),
+      totalPages: Type.Integer({ minimum: 0 }),
+      timestamp,
+      traceId,
+    },
+    name ? { title: `${name}Page` } : {},
+  );
+};
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -45,10 +66,10 @@ export const ErrorEnvelope = Type.Object(
     traceId,
     error: Type.Object({
       code: Type.String({ enum: Object.values(ERROR_CODES) }),
-      details: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
-    }),
+      details: Type.Array(Type.Object({ path: Type.String(), message: Type.String() }, { title: 'ErrorDetail' })),
+    }, { title: 'ErrorBody' }),
   },
-  { $id: 'ErrorEnvelope', title: 'Error' },
+  { $id: 'ErrorEnvelope', title: 'ErrorEnvelope' },
 );
 
 /** What each error status means, as /openapi.json describes it. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
+import { Type } from 'typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../context.ts';
 import { AppError, badRequest, conflict } from './errors.ts';
@@ -14,7 +15,13 @@ declare module 'fastify' {
   }
 }
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
+const KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
+const KEY = new RegExp(KEY_PATTERN);
+/** The header as /openapi.json documents it on every create that honours it. */
+export const IdempotencyKeyHeader = Type.String({
+  pattern: KEY_PATTERN,
+  description: 'Makes a retried create safe: a repeat with the same key and body answers the first 201 again (kept 24 hours); 1-255 printable ASCII characters',
+});
 /** How long a finished create's answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**

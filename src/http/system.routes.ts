@@ -4,9 +4,10 @@ import { ping, storageFull } from '../db/database.ts';
 import { Envelope, envelope, errorResponse } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { databaseTrouble } from './db-errors.ts';
+import { servedDocument } from './openapi.ts';
 
 const open = { auth: { scope: 'public' } } as const;
-const Status = Envelope(Type.Object({ status: Type.String() }));
+const Status = Envelope(Type.Object({ status: Type.String() }, { title: 'ServiceStatus' }));
 /** Where `GET /` leads: the web console (src/http/console.ts serves it; /docs is the API reference). */
 export const HOME = '/console/';
 /** /readyz answers within this long, whatever the database does. */
@@ -18,13 +19,13 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/healthz', {
     config: open,
-    schema: { tags: ['System'], summary: 'The process is up', response: { 200: { ...Status, description: 'The process is up' } } },
+    schema: { tags: ['System'], operationId: 'getHealth', summary: 'The process is up', response: { 200: { ...Status, description: 'The process is up' } } },
   }, async (request) => envelope(request, { status: 'ok' }));
 
   app.get('/readyz', {
     config: open,
     schema: {
-      tags: ['System'], summary: 'The database answers (within a second)',
+      tags: ['System'], operationId: 'getReadiness', summary: 'The database answers (within a second)',
       response: {
         200: { ...Status, description: 'The database answered' },
         503: errorResponse(503),
@@ -64,5 +65,5 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return app.metrics.metrics();
   });
 
-  app.get('/openapi.json', { config: open, schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: open, schema: { hide: true } }, async (request) => servedDocument(app.swagger(), app.ctx.config.publicUrl, request));
 };

@@ -78,7 +78,11 @@ export interface UpdateRouteOptions<P extends TSchema, R extends TObject, W exte
   /** The PUT body. */
   write: W;
   description?: string;
-  operationId?: string;
+  /**
+   * The resource's name in /openapi.json: the operations are update<Resource> (PUT) and
+   * patch<Resource> (PATCH), their bodies <Resource>Update and <Resource>Patch.
+   */
+  resource: string;
   errors?: ErrorStatus[];
   /** `request`: who asks (a versioned resource records its author). */
   update(input: { params: Static<P>; headers: Record<string, unknown>; edit: Edit<Static<R>, Static<W>>; request: FastifyRequest }): Promise<void>;
@@ -94,11 +98,11 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
   const writable = new Set(Object.keys(opts.write.properties));
   const readOnly = Object.keys(opts.read.properties).filter((field) => !writable.has(field));
   const optionalReadOnly = Object.fromEntries(readOnly.map((field) => [field, Type.Optional(opts.read.properties[field] as TSchema)]));
-  const title = (opts.write as { title?: string }).title ?? 'Update';
+  const title = `${opts.resource}Update`;
   const Put = Type.Object({ ...opts.write.properties, ...optionalReadOnly }, { additionalProperties: false, title });
   const Patch = Type.Object({}, {
     additionalProperties: true,
-    title: `${title}MergePatch`,
+    title: `${opts.resource}Patch`,
     description: `A JSON Merge Patch (RFC 7396) of the read shape: fields present replace, null removes, nested objects merge, arrays replace. The result must be a valid ${title}.`,
   });
   const response = responses(200, EmptyEnvelope, opts.errors ?? []);
@@ -110,8 +114,7 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
   app.put(opts.url, {
     config: opts.config,
     schema: {
-      ...common, summary: `Update ${opts.what}`, body: Put,
-      ...(opts.operationId ? { operationId: opts.operationId } : {}),
+      ...common, summary: `Update ${opts.what}`, body: Put, operationId: `update${opts.resource}`,
       description: [opts.description, `Read-only fields (${readOnly.join(', ')}) may be sent back as a GET returned them; another value is a 400.`].filter(Boolean).join(' '),
     },
   }, async (request) => {
@@ -127,7 +130,7 @@ export function updateRoutes<P extends TSchema, R extends TObject, W extends TOb
     config: opts.config,
     schema: {
       ...common, summary: `Change ${opts.what} with a JSON Merge Patch`, body: Patch, consumes: [MERGE_PATCH, 'application/json'],
-      ...(opts.operationId ? { operationId: `patch${opts.operationId[0]?.toUpperCase() ?? ''}${opts.operationId.slice(1)}` } : {}),
+      operationId: `patch${opts.resource}`,
       description: [opts.description, 'Send only what changes (Content-Type: application/merge-patch+json); `null` removes a field.'].filter(Boolean).join(' '),
     },
   }, async (request) => {

@@ -5,7 +5,7 @@ import { SipEndpoint } from '../sip/endpoint.ts';
 import type { MediaSettings } from '../sip/call-media.ts';
 import { RtpPortPool } from '../sip/rtp/ports.ts';
 import type { RtpLateness } from '../sip/rtp/media-thread.ts';
-import { latenessGauges } from '../voice/lateness.ts';
+import { latenessGauges } from '../voice/lateness-gauges.ts';
 
 /**
  * The SIP side of one process: its endpoint (one UDP/TCP port for every call and registration)

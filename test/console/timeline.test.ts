@@ -36,3 +36,12 @@ describe('the test call timeline', () => {
     ]);
   });
 });
+
+describe('the test call timeline: turn-taking frames', { timeout: 10_000 }, () => {
+  it('shows a pause and a resume, and a frame it does not know changes nothing', () => {
+    const t = play([{ type: 'turn_paused' }, { type: 'turn_resumed' }]);
+    assert.deepEqual(t.entries.map((e) => e.kind === 'system' && e.text), ['You spoke over the assistant: paused', 'Not an interruption: the assistant goes on']);
+    const unknown = applyFrame(t, { type: 'something_newer' } as unknown as ServerFrame, 500);
+    assert.equal(unknown, t);
+  });
+});

@@ -27,12 +27,12 @@ export function shellBlocks(markdown: string): string[] {
 
 /**
  * A folder that looks like a fresh checkout to `npx parley` (package.json, bin, dist,
- * node_modules and the console workspace, without which npm refuses to run), so the files the
+ * node_modules and the sdk and console workspaces, without which npm refuses to run), so the files the
  * page writes land there, not in the repository.
  */
 function checkoutLookalike(): string {
   const dir = mkdtempSync(join(tmpdir(), 'parley-getting-started-'));
-  for (const name of ['package.json', 'bin', 'dist', 'node_modules', 'console']) symlinkSync(resolve(name), join(dir, name));
+  for (const name of ['package.json', 'bin', 'dist', 'node_modules', 'sdk', 'console']) symlinkSync(resolve(name), join(dir, name));
   return dir;
 }
 

@@ -4,6 +4,7 @@ import { useLoad } from '../hooks';
 /** The parts of the served OpenAPI document the console reads at run time. */
 export interface OpenApiDocument {
   paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: JsonSchema }> } }>>;
+  components?: { schemas?: Record<string, JsonSchema> };
 }
 
 export interface JsonSchema {
@@ -14,6 +15,15 @@ export interface JsonSchema {
   properties?: Record<string, JsonSchema>;
   anyOf?: JsonSchema[];
   description?: string;
+}
+
+/** The document with every `$ref` to a component replaced by the component (the document has no cycles). */
+function inlined<T>(node: T, schemas: Record<string, JsonSchema>): T {
+  if (Array.isArray(node)) return node.map((item: unknown) => inlined(item, schemas)) as T;
+  if (typeof node !== 'object' || node === null) return node;
+  const ref = (node as { $ref?: unknown }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) return inlined(schemas[ref.slice(21)] as T, schemas);
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlined(value, schemas)])) as T;
 }
 
 type Loader = () => Promise<OpenApiDocument>;
@@ -29,7 +39,8 @@ export function DocumentProvider({ children }: { children: ReactNode }) {
   const load = useCallback<Loader>(() => {
     promise.current ??= fetch('/openapi.json').then(async (r) => {
       if (!r.ok) throw new Error(`openapi.json: HTTP ${r.status}`);
-      return (await r.json()) as OpenApiDocument;
+      const doc = (await r.json()) as OpenApiDocument;
+      return { paths: inlined(doc.paths, doc.components?.schemas ?? {}) };
     });
     // A failed fetch is not kept: the next page that needs the document tries again.
     promise.current.catch(() => { promise.current = null; });

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { Kind } from '../api/types';
 import { ErrorBox, TextArea, TextField } from '../components/form';
 import { useScope, useSession } from '../session';
@@ -69,9 +69,10 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
         }, processing);
       }
       const body = { userValues: JSON.parse(userValues || '{}') as Record<string, unknown>, ...(withVoice ? { audio: CALL_AUDIO } : {}) };
-      const call = await data(kind === 'agent'
-        ? api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/calls', { params: { path: { ...scope, agentId: ownerId } }, body })
-        : api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants/{assistantId}/calls', { params: { path: { ...scope, assistantId: ownerId } }, body }));
+      const org = inOrganization(api, scope);
+      const call = await (kind === 'agent'
+        ? org.startAgentCall({ path: { agentId: ownerId }, body })
+        : org.startAssistantCall({ path: { assistantId: ownerId }, body }));
       setCallId(call.id);
       started.current = performance.now();
       const ws = new WebSocket(call.websocketUrl);
@@ -87,7 +88,8 @@ export function TestCall({ kind, ownerId }: { kind: Kind; ownerId: string }) {
           live.current = true;
           setState('live');
         }
-        if (frame.type === 'interrupted') audio.current?.clear();
+        // Paused: what is buffered is dropped (the service sends it again if the assistant resumes); interrupted: it will not come.
+        if (frame.type === 'interrupted' || frame.type === 'turn_paused') audio.current?.clear();
         if (frame.type === 'call_ended') setState('ended');
         const at = since();
         setTimeline((t) => applyFrame(t, frame, at));

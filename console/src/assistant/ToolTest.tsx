@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { ExtensionTestResult } from '../api/types';
 import { ErrorBox, TextArea } from '../components/form';
 import { useScope, useSession } from '../session';
@@ -22,9 +22,10 @@ export function ToolTest({ kind, ownerId, tool }: { kind: 'assistant' | 'agent';
       const parameters = JSON.parse(args || '{}') as Record<string, unknown>;
       const extensionId = tool.id ?? '';
       const body = { parameters };
-      setResult(await data(kind === 'agent'
-        ? api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/extensions/{extensionId}/test', { params: { path: { ...scope, agentId: ownerId, extensionId } }, body })
-        : api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants/{assistantId}/extensions/{extensionId}/test', { params: { path: { ...scope, assistantId: ownerId, extensionId } }, body })));
+      const org = inOrganization(api, scope);
+      setResult(await (kind === 'agent'
+        ? org.testAgentExtension({ path: { agentId: ownerId, extensionId }, body })
+        : org.testAssistantExtension({ path: { assistantId: ownerId, extensionId }, body })));
     } catch (e) {
       setError(e);
     } finally {

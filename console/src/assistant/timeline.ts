@@ -10,6 +10,8 @@ export type ServerFrame =
   | { type: 'call_started'; callId: string }
   | { type: 'speech_started' }
   | { type: 'user_transcript'; text: string; final: boolean }
+  | { type: 'turn_paused' }
+  | { type: 'turn_resumed' }
   | { type: 'interrupted'; heard: string }
   | { type: 'tool_waiting'; names: string[]; elapsedMs: number }
   | { type: 'assistant_delta'; text: string }
@@ -45,6 +47,8 @@ export function applyFrame(timeline: Timeline, frame: ServerFrame, at: number): 
       return frame.final
         ? add({ kind: 'user', text: frame.text, at }, { ...partials, user: '' })
         : { entries, partials: { ...partials, user: frame.text } };
+    case 'turn_paused': return add({ kind: 'system', text: 'You spoke over the assistant: paused', at });
+    case 'turn_resumed': return add({ kind: 'system', text: 'Not an interruption: the assistant goes on', at });
     case 'interrupted':
       return add({ kind: 'system', text: `Interrupted; you heard: “${frame.heard}”`, at }, { ...partials, assistant: '' });
     case 'tool_waiting': return add({ kind: 'system', text: `Waiting for ${frame.names.join(', ')} (${(frame.elapsedMs / 1000).toFixed(1)} s)`, at });
@@ -57,5 +61,7 @@ export function applyFrame(timeline: Timeline, frame: ServerFrame, at: number): 
     case 'error': return add({ kind: 'system', text: `Error: ${frame.message}`, at });
     case 'call_ended': return add({ kind: 'system', text: `Call ended (${frame.reason})`, at }, { assistant: '', user: '' });
     case 'turn_done': return timeline;
+    // A frame this console does not know yet (a newer service) changes nothing.
+    default: return timeline;
   }
 }

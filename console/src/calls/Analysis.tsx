@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { Call } from '../api/types';
 import { ErrorBox, Status } from '../components/form';
 import { useCan, useScope, useSession } from '../session';
@@ -30,7 +30,7 @@ export function Analysis({ call, onChange }: { call: Call; onChange: () => void 
     setBusy(true);
     setError(null);
     try {
-      await ok(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls/{callId}/analysis', { params: { path: { ...scope, callId: call.id } } }));
+      await inOrganization(api, scope).analyzeCall({ path: { callId: call.id } });
       onChange();
     } catch (e) {
       setError(e);

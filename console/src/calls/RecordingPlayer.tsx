@@ -52,7 +52,8 @@ export function RecordingPlayer({ call, seek }: { call: Call; seek: Seek | null 
     let gone = false;
     void (async () => {
       try {
-        const { data, response } = await api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls/{callId}/recording', {
+        // The SDK's raw client: the token goes in its Authorization header, the body comes as a blob.
+        const { data, response } = await api.raw.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls/{callId}/recording', {
           params: { path: { ...scope, callId: call.id } }, parseAs: 'blob',
         });
         if (!response.ok || !data) throw new Error(`The recording could not be fetched (HTTP ${response.status})`);

@@ -1,5 +1,4 @@
 import { useId, useState, type FormEvent } from 'react';
-import { ok } from '../api/client';
 import { allItems } from '../api/pages';
 import { useLoad } from '../hooks';
 import { useCan, useSession } from '../session';
@@ -21,16 +20,16 @@ export function ScopeSwitcher() {
   const vendorId = me.vendorId ?? scope?.vendorId ?? '';
   const mayList = can('organizations:read');
   const vendors = useLoad(async () => (isAdmin
-    ? allItems((page, size) => ok(api.GET('/api/v1/vendors', { params: { query: { page, size } } })))
+    ? allItems((page, size) => api.listVendors({ query: { page, size } }))
     : []), [api, isAdmin]);
   const orgs = useLoad(async () => {
     if (me.organizationId) {
       // An organization token's own organization, by name when the token may read it.
       if (!mayList) return [{ id: me.organizationId, name: me.organizationId }];
-      return [(await ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}', { params: { path: { vendorId, organizationId: me.organizationId } } }))).data];
+      return [await api.getOrganization({ path: { vendorId, organizationId: me.organizationId } })];
     }
     if (!vendorId || !mayList) return [];
-    return allItems((page, size) => ok(api.GET('/api/v1/vendors/{vendorId}/organizations', { params: { path: { vendorId }, query: { page, size } } })));
+    return allItems((page, size) => api.listOrganizations({ path: { vendorId }, query: { page, size } }));
   }, [api, vendorId, me.organizationId, mayList]);
 
   return (

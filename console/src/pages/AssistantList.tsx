@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import { plural, type Kind } from '../api/types';
 import { ErrorBox, SelectField, Status, TextField } from '../components/form';
 import { Pager, Table, when } from '../components/Table';
@@ -27,10 +27,9 @@ export default function AssistantList({ kind }: { kind: Kind }) {
   const [sort, setSort] = useState<Sort>('name,asc');
   const [page, setPage] = useState(0);
   const list = useLoad(() => {
-    const params = { path: scope, query: { page, size: 20, sort: [sort], ...(q.trim() ? { q: q.trim() } : {}) } };
-    return ok(kind === 'agent'
-      ? api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents', { params })
-      : api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants', { params }));
+    const args = { query: { page, size: 20, sort, ...(q.trim() ? { q: q.trim() } : {}) } };
+    const org = inOrganization(api, scope);
+    return kind === 'agent' ? org.listAgents(args) : org.listAssistants(args);
   }, [api, scope, kind, q, sort, page]);
 
   return (

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { ApiError, data, ok } from '../api/client';
+import { ApiError, inOrganization } from '../api/client';
 import { plural, type Assistant, type Kind } from '../api/types';
 import { bodyOf, draftOf, emptyDraft, newTool, type Draft, type ToolForm } from '../assistant/draft';
 import { AfterCallEditor } from '../assistant/AfterCallEditor';
@@ -30,17 +30,14 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
 
   const loaded = useLoad<Assistant | null>(async () => {
     if (isNew) return null;
-    return kind === 'agent'
-      ? data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}', { params: { path: { ...scope, agentId: id } } }))
-      : data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants/{assistantId}', { params: { path: { ...scope, assistantId: id } } }));
+    const org = inOrganization(api, scope);
+    return kind === 'agent' ? org.getAgent({ path: { agentId: id } }) : org.getAssistant({ path: { assistantId: id } });
   }, [api, scope, kind, id]);
   const options = useLoad(async () => {
     const query = { size: 100 };
-    const [strategies, numbers] = await Promise.all([
-      data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies', { params: { path: scope, query } })),
-      data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/sip/numbers', { params: { path: scope, query } })),
-    ]);
-    return { strategies, numbers };
+    const org = inOrganization(api, scope);
+    const [strategies, numbers] = await Promise.all([org.listLlmGenerationStrategies({ query }), org.listSipNumbers({ query })]);
+    return { strategies: strategies.data, numbers: numbers.data };
   }, [api, scope]);
 
   useEffect(() => {
@@ -60,16 +57,13 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
     setSaved('');
     const body = bodyOf(draft);
     try {
+      const org = inOrganization(api, scope);
       if (isNew) {
-        const created = kind === 'agent'
-          ? await data(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents', { params: { path: scope }, body }))
-          : await data(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants', { params: { path: scope }, body }));
+        const created = kind === 'agent' ? await org.createAgent({ body }) : await org.createAssistant({ body });
         void navigate(`/${plural(kind)}/${created.id}`, { replace: true });
         return;
       }
-      await ok(kind === 'agent'
-        ? api.PUT('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}', { params: { path: { ...scope, agentId: id } }, body })
-        : api.PUT('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants/{assistantId}', { params: { path: { ...scope, assistantId: id } }, body }));
+      await (kind === 'agent' ? org.updateAgent({ path: { agentId: id }, body }) : org.updateAssistant({ path: { assistantId: id }, body }));
       setSaved('Saved.');
       loaded.reload();
     } catch (e) {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import { Analysis } from '../calls/Analysis';
 import { RecordingPlayer, type Seek } from '../calls/RecordingPlayer';
 import type { Call } from '../api/types';
@@ -21,11 +21,9 @@ export default function CallPage() {
   const { api } = useSession();
   const scope = useScope();
   const [seek, setSeek] = useState<Seek | null>(null);
-  const call = useLoad(() => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls/{callId}', { params: { path: { ...scope, callId: id } } })), [api, scope, id]);
+  const call = useLoad(() => inOrganization(api, scope).getCall({ path: { callId: id } }), [api, scope, id]);
   const deliveries = useLoad(
-    () => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/webhook-deliveries', {
-      params: { path: scope, query: { callId: id, size: 100, sort: ['createdAt,asc'] } },
-    })),
+    async () => (await inOrganization(api, scope).listWebhookDeliveries({ query: { callId: id, size: 100, sort: 'createdAt,asc' } })).data,
     [api, scope, id],
   );
 

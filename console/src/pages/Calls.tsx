@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { data, ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import { ErrorBox, SelectField, Status } from '../components/form';
 import { Badge, Pager, Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
@@ -18,10 +18,8 @@ export default function Calls() {
   const [page, setPage] = useState(0);
   const sources = useLoad(async () => {
     const query = { size: 100 };
-    const [assistants, agents] = await Promise.all([
-      data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants', { params: { path: scope, query } })),
-      data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents', { params: { path: scope, query } })),
-    ]);
+    const org = inOrganization(api, scope);
+    const [assistants, agents] = await Promise.all([org.listAssistants({ query }).then((p) => p.data), org.listAgents({ query }).then((p) => p.data)]);
     return [...assistants.map((a) => ({ key: `assistant:${a.id}`, name: a.name })), ...agents.map((a) => ({ key: `agent:${a.id}`, name: `${a.name} (agent)` }))];
   }, [api, scope]);
   const names = new Map((sources.data ?? []).map((s) => [s.key.split(':')[1], s.name]));
@@ -31,7 +29,7 @@ export default function Calls() {
       page, ...(status ? { status } : {}),
       ...(kind === 'assistant' ? { assistantId: id } : kind === 'agent' ? { agentId: id } : {}),
     };
-    return ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/calls', { params: { path: scope, query } }));
+    return inOrganization(api, scope).listCalls({ query });
   }, [api, scope, status, source, page]);
 
   return (

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { data, ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { Delivery } from '../api/types';
 import { ErrorBox, SelectField, Status } from '../components/form';
 import { Badge, Pager, Table, when } from '../components/Table';
@@ -17,7 +17,7 @@ export default function Deliveries() {
   const [status, setStatus] = useState<DeliveryStatus | ''>('');
   const [page, setPage] = useState(0);
   const list = useLoad(
-    () => ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/webhook-deliveries', { params: { path: scope, query: { page, ...(status ? { status } : {}) } } })),
+    () => inOrganization(api, scope).listWebhookDeliveries({ query: { page, ...(status ? { status } : {}) } }),
     [api, scope, status, page],
   );
   return (
@@ -54,7 +54,7 @@ export function DeliveryTable({ deliveries, onChange }: { deliveries: Delivery[]
     setError(null);
     setDone('');
     try {
-      await data(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/webhook-deliveries/{deliveryId}/redeliver', { params: { path: { ...scope, deliveryId: id } } }));
+      await inOrganization(api, scope).redeliverWebhookDelivery({ path: { deliveryId: id } });
       setDone(`Redelivery of ${id} queued.`);
       onChange();
     } catch (e) {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import { plural, type Kind } from '../api/types';
 import { getVersion, listVersions, restoreVersion } from '../assistant/versions';
 import { VersionDiff } from '../assistant/VersionDiff';
@@ -26,9 +26,10 @@ export default function History({ kind }: { kind: Kind }) {
   const [said, setSaid] = useState('');
   const [error, setError] = useState<unknown>(null);
 
-  const owner = useLoad(() => kind === 'agent'
-    ? data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}', { params: { path: { ...scope, agentId: id } } }))
-    : data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/assistants/{assistantId}', { params: { path: { ...scope, assistantId: id } } })), [api, scope, kind, id]);
+  const owner = useLoad(() => {
+    const org = inOrganization(api, scope);
+    return kind === 'agent' ? org.getAgent({ path: { agentId: id } }) : org.getAssistant({ path: { assistantId: id } });
+  }, [api, scope, kind, id]);
   const list = useLoad(() => listVersions(api, scope, kind, id, page, PAGE), [api, scope, kind, id, page]);
   // The newest two, whatever page is shown: the current version, and what the diff starts from.
   const newest = useLoad(() => listVersions(api, scope, kind, id, 0, 2), [api, scope, kind, id, list.data]);

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import { Funnel, Stat, StackedBars } from '../components/Charts';
 import { ErrorBox, SelectField, Status } from '../components/form';
 import { Table } from '../components/Table';
@@ -24,7 +24,7 @@ export default function Overview() {
     if (!readable) return null;
     const to = new Date();
     const query = { from: new Date(to.getTime() - days * DAY).toISOString(), to: to.toISOString() };
-    return data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/analytics/overview', { params: { path: scope, query } }));
+    return inOrganization(api, scope).getAnalyticsOverview({ query });
   }, [api, scope, days, readable]);
 
   return (

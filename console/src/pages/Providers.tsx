@@ -1,13 +1,11 @@
 import { useState, type FormEvent } from 'react';
-import { data, ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { ProviderCredential, ProviderName } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
 import { Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
 import { useCan, useScope, useSession } from '../session';
 
-const LIST = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/provider-credentials';
-const ONE = `${LIST}/{providerCredentialId}` as const;
 const PROVIDERS: readonly ProviderName[] = ['deepgram', 'elevenlabs', 'cartesia', 'openai', 'twilio'];
 /** A credential reads back its key as this; sent back, the API keeps the stored key. */
 const MASK = '********';
@@ -18,7 +16,7 @@ export default function Providers() {
   const { api } = useSession();
   const scope = useScope();
   const writable = useCan()('providers:write');
-  const list = useLoad(() => data(api.GET(LIST, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
+  const list = useLoad(async () => (await inOrganization(api, scope).listProviderCredentials({ query: { size: 100 } })).data, [api, scope]);
   const taken = new Set((list.data ?? []).map((c) => c.provider));
   return (
     <>
@@ -49,7 +47,7 @@ function CredentialRow({ credential: c, writable, onChanged }: { credential: Pro
   const remove = async () => {
     setError(null);
     try {
-      await ok(api.DELETE(ONE, { params: { path: { ...scope, providerCredentialId: c.id } } }));
+      await inOrganization(api, scope).deleteProviderCredential({ path: { providerCredentialId: c.id } });
       onChanged();
     } catch (e) {
       setError(e);
@@ -104,9 +102,9 @@ function CredentialForm({ providers, existing, onSaved, onCancel }: FormProps) {
     const common = { provider: form.provider, baseUrl: twilio || !form.baseUrl ? null : form.baseUrl, accountSid: twilio && form.accountSid ? form.accountSid : null };
     try {
       if (existing) {
-        await ok(api.PUT(ONE, { params: { path: { ...scope, providerCredentialId: existing.id } }, body: { ...common, apiKey: form.apiKey || MASK } }));
+        await inOrganization(api, scope).updateProviderCredential({ path: { providerCredentialId: existing.id }, body: { ...common, apiKey: form.apiKey || MASK } });
       } else {
-        await data(api.POST(LIST, { params: { path: scope }, body: { ...common, apiKey: form.apiKey } }));
+        await inOrganization(api, scope).createProviderCredential({ body: { ...common, apiKey: form.apiKey } });
       }
       onSaved();
     } catch (e) {

@@ -1,22 +1,20 @@
 import { useState, type FormEvent } from 'react';
-import { data } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { SipCredential, Validation } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
 import { Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
 import { useCan, useScope, useSession } from '../session';
 
-const CREDENTIALS = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/sip/credentials';
-const NUMBERS = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/sip/numbers';
 
 /** SIP credentials (with a Validate button that shows the registrar's answer) and the numbers they carry. */
 export default function Sip() {
   useTitle('SIP');
   const { api } = useSession();
   const scope = useScope();
-  const credentials = useLoad(() => data(api.GET(CREDENTIALS, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
+  const credentials = useLoad(async () => (await inOrganization(api, scope).listSipCredentials({ query: { size: 100 } })).data, [api, scope]);
   const writable = useCan()('sip:write');
-  const numbers = useLoad(() => data(api.GET(NUMBERS, { params: { path: scope, query: { size: 100 } } })), [api, scope]);
+  const numbers = useLoad(async () => (await inOrganization(api, scope).listSipNumbers({ query: { size: 100 } })).data, [api, scope]);
   return (
     <>
       <h1>SIP</h1>
@@ -62,7 +60,7 @@ function CredentialRow({ credential: c, canValidate }: { credential: SipCredenti
     setError(null);
     setResult(null);
     try {
-      setResult(await data(api.POST(`${CREDENTIALS}/{sipCredentialId}/validate`, { params: { path: { ...scope, sipCredentialId: c.id } } })));
+      setResult(await inOrganization(api, scope).validateSipCredential({ path: { sipCredentialId: c.id } }));
     } catch (e) {
       setError(e);
     } finally {
@@ -99,7 +97,7 @@ function NewCredential({ onCreated }: { onCreated: () => void }) {
     event.preventDefault();
     setError(null);
     try {
-      await data(api.POST(CREDENTIALS, { params: { path: scope }, body: { ...form, port: Number(form.port), maxAgentTasks: Number(form.maxAgentTasks) } }));
+      await inOrganization(api, scope).createSipCredential({ body: { ...form, port: Number(form.port), maxAgentTasks: Number(form.maxAgentTasks) } });
       setForm(blank);
       onCreated();
     } catch (e) {
@@ -139,7 +137,7 @@ function NewNumber({ credentials, onCreated }: { credentials: SipCredential[]; o
     event.preventDefault();
     setError(null);
     try {
-      await data(api.POST(NUMBERS, { params: { path: scope }, body: { number: form.number, sipCredentialId: form.sipCredentialId, ...(form.name ? { name: form.name } : {}) } }));
+      await inOrganization(api, scope).createSipNumber({ body: { number: form.number, sipCredentialId: form.sipCredentialId, ...(form.name ? { name: form.name } : {}) } });
       setForm({ number: '', name: '', sipCredentialId: '' });
       onCreated();
     } catch (e) {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import { ErrorBox, Status } from '../components/form';
 import { Pager, Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
@@ -12,7 +12,7 @@ export default function Strategies() {
   const writable = useCan()('strategies:write');
   const scope = useScope();
   const [page, setPage] = useState(0);
-  const list = useLoad(() => ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies', { params: { path: scope, query: { page } } })), [api, scope, page]);
+  const list = useLoad(() => inOrganization(api, scope).listLlmGenerationStrategies({ query: { page } }), [api, scope, page]);
   return (
     <>
       <div className="page-head">

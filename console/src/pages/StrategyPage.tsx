@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { data, ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import { bodySchema, schemaAt, useDocument, type JsonSchema } from '../api/document';
 import type { Strategy, StrategyWrite } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
@@ -35,7 +35,7 @@ export default function StrategyPage() {
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState('');
   const loaded = useLoad<Strategy | null>(
-    async () => (isNew ? null : data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies/{strategyId}', { params: { path: { ...scope, strategyId: id } } }))),
+    async () => (isNew ? null : inOrganization(api, scope).getLlmGenerationStrategy({ path: { strategyId: id } })),
     [api, scope, id],
   );
   useEffect(() => {
@@ -57,11 +57,11 @@ export default function StrategyPage() {
     setSaved('');
     try {
       if (isNew) {
-        const created = await data(api.POST(CREATE_PATH, { params: { path: scope }, body: form }));
+        const created = await inOrganization(api, scope).createLlmGenerationStrategy({ body: form });
         void navigate(`/strategies/${created.id}`, { replace: true });
         return;
       }
-      await ok(api.PUT('/api/v1/vendors/{vendorId}/organizations/{organizationId}/llm-generation-strategies/{strategyId}', { params: { path: { ...scope, strategyId: id } }, body: form }));
+      await inOrganization(api, scope).updateLlmGenerationStrategy({ path: { strategyId: id }, body: form });
       setSaved('Saved.');
     } catch (e) {
       setError(e);

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { data, ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import type { Task } from '../api/types';
 import { ErrorBox, Status } from '../components/form';
 import { Badge, when } from '../components/Table';
@@ -11,19 +11,19 @@ import { CsvUpload } from '../tasks/CsvUpload';
 
 const STATUSES = ['PENDING', 'SCHEDULED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 type TaskStatus = (typeof STATUSES)[number];
-const BASE = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/tasks';
 
 /** An agent's tasks: a board by status with counts, bulk upload, pause and resume, cancel, and attempts. */
 export default function Tasks() {
   const { id = '' } = useParams();
   const { api } = useSession();
   const scope = useScope();
-  const path = { ...scope, agentId: id };
+  const org = inOrganization(api, scope);
+  const path = { agentId: id };
   const writable = useCan()('tasks:write');
-  const agent = useLoad(() => data(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}', { params: { path } })), [api, scope, id]);
+  const agent = useLoad(() => org.getAgent({ path }), [api, scope, id]);
   useTitle(`Tasks of ${agent.data?.name ?? 'agent'}`);
   const board = useLoad(async () => {
-    const columns = await Promise.all(STATUSES.map((status) => ok(api.GET(BASE, { params: { path, query: { status, size: 10, sort: ['updatedAt,desc'] } } }))));
+    const columns = await Promise.all(STATUSES.map((status) => org.listAgentTasks({ path, query: { status, size: 10, sort: 'updatedAt,desc' } })));
     return STATUSES.map((status, i) => ({ status, total: columns[i]?.totalElements ?? 0, tasks: columns[i]?.data ?? [] }));
   }, [api, scope, id]);
   const [paused, setPaused] = useState<boolean | null>(null);
@@ -40,11 +40,11 @@ export default function Tasks() {
     }
   };
   const pause = (on: boolean) => act(async () => {
-    const result = await data(on ? api.POST(`${BASE}/pause`, { params: { path } }) : api.POST(`${BASE}/resume`, { params: { path } }));
+    const result = await (on ? org.pauseAgentTasks({ path }) : org.resumeAgentTasks({ path }));
     setPaused(result.paused);
   });
   const taskAction = (task: Task, action: 'cancel' | 'execute') =>
-    act(() => data(api.POST(`${BASE}/{taskId}/${action}`, { params: { path: { ...path, taskId: task.id } } })));
+    act(() => (action === 'cancel' ? org.cancelAgentTask : org.executeAgentTask)({ path: { ...path, taskId: task.id } }));
 
   return (
     <>

@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { ok } from '../api/client';
+import { inOrganization } from '../api/client';
 import { ErrorBox, Status } from '../components/form';
 import { Badge, when } from '../components/Table';
 import { useLoad } from '../hooks';
@@ -14,9 +14,7 @@ export function Attempts({ agentId, taskId }: { agentId: string; taskId: string 
   const scope = useScope();
   const attempts = useLoad(
     // A task has at most 10 attempts: one page holds them all.
-    () => ok(api.GET('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/tasks/{taskId}/attempts', {
-      params: { path: { ...scope, agentId, taskId }, query: { size: 100 } },
-    })),
+    () => inOrganization(api, scope).listAgentTaskAttempts({ path: { agentId, taskId }, query: { size: 100 } }),
     [api, scope, agentId, taskId],
   );
   if (attempts.error) return <ErrorBox error={attempts.error} />;

@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import { ApiError, data } from '../api/client';
+import { ApiError, inOrganization } from '../api/client';
 import { ErrorBox } from '../components/form';
 import { Table } from '../components/Table';
 import { useScope, useSession } from '../session';
@@ -29,9 +29,7 @@ export function CsvUpload({ agentId, onCreated }: { agentId: string; onCreated: 
     setBusy(true);
     setError(null);
     try {
-      const tasks = await data(api.POST('/api/v1/vendors/{vendorId}/organizations/{organizationId}/agents/{agentId}/tasks/batch', {
-        params: { path: { ...scope, agentId } }, body: { tasks: parsed.tasks },
-      }));
+      const tasks = await inOrganization(api, scope).batchCreateAgentTasks({ path: { agentId }, body: { tasks: parsed.tasks } });
       setCreated(tasks.length);
       setParsed(null);
       onCreated();

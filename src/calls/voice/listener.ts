@@ -76,6 +76,9 @@ export class Listener implements TurnInput {
   ) {
     this.decoder = createDecoder(link.format, PIPELINE_RATE);
     stt.onInterim = (text) => events.interim(text);
+    stt.onError = (error) => {
+      if (!this.closed) events.failed(error);
+    };
     stt.onSpeechFinal = () => {
       this.ended = true;
       events.providerEnded();

@@ -20,7 +20,7 @@ export const analysisRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/calls/:callId/analysis', {
     config: { auth: { scope: 'organization', permission: 'calls:write' } },
     schema: {
-      tags, summary: "Run a call's analysis (again)",
+      tags, operationId: 'analyzeCall', summary: "Run a call's analysis (again)",
       description: 'Queues the analysis of an ended call with its assistant\'s current analysis setting; the conclusion shows analysisStatus pending until ' +
         'it is done, and call_analyzed is sent then. 409 while the call runs, while an analysis of it is running, or when its assistant asks for none.',
       params: CallParams, response: responses(200, Envelope(Conclusion), [409]),
@@ -42,7 +42,7 @@ export const analysisRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/conclusions/:conclusionId', {
     config: { auth: { scope: 'organization', permission: 'calls:read' } },
     schema: {
-      tags, summary: 'Get a conclusion: how a call ended, and what its analysis found',
+      tags, operationId: 'getConclusion', summary: 'Get a conclusion: how a call ended, and what its analysis found',
       description: "An agent task's conclusionId names one; callId leads to the whole call (GET …/calls/{callId}).",
       params: Type.Object({ ...OrgParams.properties, conclusionId: Uuid }), response: responses(200, Envelope(Conclusion)),
     },

@@ -12,7 +12,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { auth: { scope: 'organization', permission: 'calls:read' } },
     schema: {
       tags: ['Analytics'],
-      summary: 'Calls per day by outcome, turn latency percentiles, tool error rate and tasks by status',
+      operationId: 'getAnalyticsOverview', summary: 'Calls per day by outcome, turn latency percentiles, tool error rate and tasks by status',
       description: `Over [from, to) (default: the last 30 days), at most ${MAX_RANGE_DAYS} days; days are UTC days. ` +
         'A call counts on the day it ended; the task counts are the current ones.',
       params: OrgParams, querystring: OverviewQuery, response: responses(200, Envelope(AnalyticsOverview)),

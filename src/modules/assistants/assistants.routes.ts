@@ -20,9 +20,6 @@ export interface AssistantRouteOptions {
 /** What the serialised reads kept per app and kind may hold, in characters. */
 const SHOWN_BYTES = 8 * 1024 * 1024;
 
-/** The read shape as Fastify's serializer compiler takes it (compiled once per route, kept by object). */
-const ASSISTANT_SCHEMA: Record<string, unknown> = { ...Assistant };
-
 /** A kept read of one row (see the GET route). */
 interface Shown {
   /** The change mark it was read under; undefined where the database has none (read every time). */
@@ -47,6 +44,11 @@ const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ descriptio
 export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> = async (app, { kind, deps }) => {
   const plural = kind === 'agent' ? 'agents' : 'assistants';
   const Title = kind === 'agent' ? 'Agent' : 'Assistant';
+  // One shape, named after the kind in /openapi.json (Agent, AgentCreate, AgentEnvelope…).
+  const Read = Type.Object(Assistant.properties, { title: Title });
+  const Create = { ...AssistantCreate, title: `${Title}Create` };
+  /** The read shape as Fastify's serializer compiler takes it (compiled once, kept by object). */
+  const readSchema: Record<string, unknown> = { ...Read };
   const idParam = `${kind}Id`;
   const BASE = `/${plural}`;
   const ITEM = `${BASE}/:${idParam}`;
@@ -68,9 +70,9 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   app.post(BASE, {
     config: { ...write, idempotent: true },
     schema: {
-      tags, summary: `Create ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
+      tags, operationId: `create${Title}`, summary: `Create ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
       description: 'Answers the full resource with the ids assigned to each extension and call event hook.',
-      params: OrgParams, body: AssistantCreate, response: responses(201, Envelope(Assistant), [409]),
+      params: OrgParams, body: Create, response: responses(201, Envelope(Read), [409]),
     },
   }, async (request, reply) => {
     const row = await createAssistant(deps, kind, request.params.organizationId, request.body, authorOf(request));
@@ -81,8 +83,8 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
   app.get(BASE, {
     config: read,
     schema: {
-      tags, summary: `List ${plural} (q: names starting with)`, params: OrgParams,
-      querystring: listQuery(BASE_SORT, { q: NameQuery }), response: responses(200, PageEnvelope(Assistant)),
+      tags, operationId: `list${Title}s`, summary: `List ${plural} (q: names starting with)`, params: OrgParams,
+      querystring: listQuery(BASE_SORT, { q: NameQuery }), response: responses(200, PageEnvelope(Read)),
     },
   }, async (request) => {
     const { q, ...pageQuery } = request.query;
@@ -91,7 +93,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
 
   app.get(ITEM, {
     config: read,
-    schema: { tags, summary: `Get ${kind === 'agent' ? 'an agent' : 'an assistant'}`, params: ItemParams, response: responses(200, Envelope(Assistant)) },
+    schema: { tags, operationId: `get${Title}`, summary: `Get ${kind === 'agent' ? 'an agent' : 'an assistant'}`, params: ItemParams, response: responses(200, Envelope(Read)) },
   }, (request, reply) => {
     const { organizationId, id } = ids(request.params);
     const mark = request.changeMark ?? db.changeMark?.();
@@ -105,7 +107,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
       const version = `${row.version}:${row.updated_at}`;
       const entry = kept?.version === version
         ? { ...kept, mark }
-        : { mark, version, etag: etagOf(row), data: flatJson(reply.compileSerializationSchema(ASSISTANT_SCHEMA)(toAssistant(row))) };
+        : { mark, version, etag: etagOf(row), data: flatJson(reply.compileSerializationSchema(readSchema)(toAssistant(row))) };
       shown.set(key, entry);
       sendShown(request, reply, entry);
     });
@@ -113,8 +115,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
 
   updateRoutes(app, {
     url: ITEM, params: ItemParams, headers: IfMatch, config: write, tags, what: kind === 'agent' ? 'an agent' : 'an assistant',
-    read: Assistant, write: AssistantUpdate, errors: [409, 412],
-    operationId: kind === 'agent' ? 'updateAgent' : 'updateAssistant',
+    read: Read, write: AssistantUpdate, errors: [409, 412], resource: Title,
     description:
       'Extensions and call event hooks: an item with an existing id is updated, one with a null or missing id is created, ' +
       'and an existing item left out is removed. Write-only values sent back as ******** keep what is stored. ' +
@@ -127,7 +128,7 @@ export const assistantRoutes: FastifyPluginAsyncTypebox<AssistantRouteOptions> =
 
   app.delete(ITEM, {
     config: write,
-    schema: { tags, summary: `Delete ${kind === 'agent' ? 'an agent' : 'an assistant'}`, params: ItemParams, response: responses(200, EmptyEnvelope, [409]) },
+    schema: { tags, operationId: `delete${Title}`, summary: `Delete ${kind === 'agent' ? 'an agent' : 'an assistant'}`, params: ItemParams, response: responses(200, EmptyEnvelope, [409]) },
   }, async (request) => {
     const { organizationId, id } = ids(request.params);
     await deleteAssistant(deps, kind, organizationId, id);

@@ -1,4 +1,5 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
+import { documentedAs } from '../../http/openapi-components.ts';
 import { DateTime, Name, Uuid } from '../../http/schemas.ts';
 import { AnalysisSetting, RecordingSetting } from './after-call.schemas.ts';
 
@@ -9,16 +10,6 @@ export const LIMITS = { extensions: 50, hooks: 10, systemPrompt: 100_000, greeti
 
 const NullableId = Type.Optional(Type.Union([Uuid, Type.Null()], { description: 'An existing item id updates it; null or absent creates one' }));
 const Description = Type.String({ minLength: 1, maxLength: 1000, description: 'Tells the LLM when to use it' });
-
-export const Extension = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    type: Type.String({ enum: [...EXTENSION_TYPES] }),
-    parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'Type-specific; tool_webhook header values and signingSecret read as ********' }),
-  },
-  { title: 'LlmExtension' },
-);
 
 export const ToolWebhookParameters = Type.Object(
   {
@@ -58,28 +49,49 @@ export const SendDtmfParameters = Type.Object(
 
 const PARAMETERS = { tool_webhook: ToolWebhookParameters, end_call: EndCallParameters, transfer_call: TransferCallParameters, send_dtmf: SendDtmfParameters } as const;
 
-const extensionOf = <T extends ExtensionType>(type: T) => Type.Object(
+/** `tool_webhook` → `ToolWebhook`: the component names of a type's schemas in /openapi.json. */
+const pascal = (type: string) => type.split('_').map((word) => (word[0] ?? '').toUpperCase() + word.slice(1)).join('');
+
+/**
+ * A union told apart by `type` (the OpenAPI discriminator): validation reports only the mistakes
+ * of the type that was named, and a generated client narrows on `type`. The read and the write
+ * unions of extensions (and of hooks) share each type's `parameters` schema, so an item read
+ * from a GET can be sent back in a PUT as it is.
+ */
+const byType = <T>(branches: TSchema[], title: string, extra: Record<string, unknown> = {}) =>
+  Type.Unsafe<T>({ oneOf: branches, discriminator: { propertyName: 'type' }, title, ...extra });
+
+const extensionRead = <T extends ExtensionType>(type: T) => Type.Object(
+  { id: Uuid, name: Type.String(), type: Type.Literal(type), parameters: PARAMETERS[type] },
+  { title: `${pascal(type)}Extension` },
+);
+
+const extensionWrite = <T extends ExtensionType>(type: T) => Type.Object(
   {
     id: NullableId,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     type: Type.Literal(type),
     parameters: PARAMETERS[type],
   },
-  { additionalProperties: false, title: `${type}Extension` },
+  { additionalProperties: false, title: `${pascal(type)}ExtensionWrite` },
 );
 
-const EXTENSION_WRITES = EXTENSION_TYPES.map(extensionOf);
-type ExtensionWriteOf<T extends ExtensionType> = Static<ReturnType<typeof extensionOf<T>>>;
+type ExtensionReadOf<T extends ExtensionType> = Static<ReturnType<typeof extensionRead<T>>>;
+type ExtensionWriteOf<T extends ExtensionType> = Static<ReturnType<typeof extensionWrite<T>>>;
+export type ExtensionRead = { [T in ExtensionType]: ExtensionReadOf<T> }[ExtensionType];
 export type ExtensionWrite = { [T in ExtensionType]: ExtensionWriteOf<T> }[ExtensionType];
 
 /**
- * An extension in a create or update body: one schema per type, told apart by `type`
- * (OpenAPI discriminator; validation only reports the mistakes of the type that was named).
+ * An extension as read: masked secrets read as ********, every other value as it was written
+ * (and validated by its type's schema then). Documented as the union; written out as any item.
  */
-export const ExtensionWrite = Type.Unsafe<ExtensionWrite>({
-  oneOf: EXTENSION_WRITES,
-  discriminator: { propertyName: 'type' },
-  title: 'AssistantUpdateLlmExtension',
+export const Extension = documentedAs(
+  Type.Object({ id: Uuid, name: Type.String(), type: Type.String(), parameters: Type.Record(Type.String(), Type.Unknown()) }),
+  byType<ExtensionRead>(EXTENSION_TYPES.map(extensionRead), 'LlmExtension'),
+);
+
+/** An extension in a create or update body. */
+export const ExtensionWrite = byType<ExtensionWrite>(EXTENSION_TYPES.map(extensionWrite), 'AssistantUpdateLlmExtension', {
   examples: [{
     type: 'tool_webhook',
     parameters: {
@@ -101,19 +113,26 @@ const HookParameters = Type.Object(
     url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives the signed event' }),
     secret: Type.String({ minLength: 1, maxLength: 512, description: 'Signing secret (Standard Webhooks); write-only, reads as ********' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CallEventHookParameters' },
 );
 
-export const CallEventHook = Type.Object(
-  { id: Uuid, type: Type.String({ enum: [...HOOK_TYPES] }), parameters: Type.Record(Type.String(), Type.String()) },
-  { title: 'CallEventHook' },
+export type HookType = (typeof HOOK_TYPES)[number];
+const hookRead = <T extends HookType>(type: T) => Type.Object(
+  { id: Uuid, type: Type.Literal(type), parameters: HookParameters },
+  { title: `${pascal(type)}Hook` },
 );
+const hookWrite = <T extends HookType>(type: T) => Type.Object(
+  { id: NullableId, type: Type.Literal(type), parameters: HookParameters },
+  { additionalProperties: false, title: `${pascal(type)}HookWrite` },
+);
+export type CallEventHookRead = { [T in HookType]: Static<ReturnType<typeof hookRead<T>>> }[HookType];
+export type CallEventHookWrite = { [T in HookType]: Static<ReturnType<typeof hookWrite<T>>> }[HookType];
 
-export const CallEventHookWrite = Type.Object(
-  { id: NullableId, type: Type.String({ enum: [...HOOK_TYPES] }), parameters: HookParameters },
-  { additionalProperties: false, title: 'AssistantUpdateCallEventHook' },
+export const CallEventHook = documentedAs(
+  Type.Object({ id: Uuid, type: Type.String(), parameters: Type.Record(Type.String(), Type.String()) }),
+  byType<CallEventHookRead>(HOOK_TYPES.map(hookRead), 'CallEventHook'),
 );
-export type CallEventHookWrite = Static<typeof CallEventHookWrite>;
+export const CallEventHookWrite = byType<CallEventHookWrite>(HOOK_TYPES.map(hookWrite), 'AssistantUpdateCallEventHook');
 
 export const Assistant = Type.Object(
   {

@@ -46,6 +46,7 @@ export const extensionTestRoutes: FastifyPluginAsyncTypebox<{ kind: Kind }> = as
     config: { auth: { scope: 'organization', permission: `${plural}:write` } },
     schema: {
       tags: [kind === 'agent' ? 'Agents' : 'Assistants'],
+      operationId: kind === 'agent' ? 'testAgentExtension' : 'testAssistantExtension',
       summary: 'Send a test request to a tool_webhook extension',
       description: 'Sends the tool webhook a call would send (callId test_<uuid>, transport websocket) through the egress policy, ' +
         'and answers its status, latency, outcome and body (cut at 64 KiB). Stores nothing.',

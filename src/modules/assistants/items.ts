@@ -3,7 +3,7 @@ import { controlToolName } from '../../calls/control-tools.ts';
 import { MASK, type SecretBox } from '../../crypto/secret-box.ts';
 import type { AllowList } from '../../egress/policy.ts';
 import { badRequest, type ErrorDetail } from '../../http/errors.ts';
-import type { CallEventHookWrite, ExtensionWrite } from './assistants.schemas.ts';
+import type { CallEventHookRead, CallEventHookWrite, ExtensionRead, ExtensionWrite } from './assistants.schemas.ts';
 import { toolWebhookProblems, urlProblems } from './tool-webhook.ts';
 
 /** The origin a secret is sent to; a kept (masked) secret never follows a change of it. */
@@ -153,17 +153,18 @@ export function mergeHooks(existing: readonly StoredHook[], incoming: readonly C
 }
 
 /** The read shape: write-only values become the mask. */
-export function showExtension(item: StoredExtension) {
-  if (item.type !== 'tool_webhook') return item;
+/** The read shape of a stored item: what was written (and validated by its type's schema), secrets masked. */
+export function showExtension(item: StoredExtension): ExtensionRead {
+  if (item.type !== 'tool_webhook') return item as ExtensionRead;
   const parameters: Record<string, unknown> = { ...item.parameters };
   if (parameters.headers) {
     parameters.headers = Object.fromEntries(Object.keys(parameters.headers).map((h) => [h, MASK]));
   }
   if (parameters.signingSecret !== undefined) parameters.signingSecret = MASK;
-  return { ...item, parameters };
+  return { ...item, parameters } as ExtensionRead;
 }
 
-export function showHook(item: StoredHook) {
-  return { id: item.id, type: item.type, parameters: { url: item.url, secret: MASK } };
+export function showHook(item: StoredHook): CallEventHookRead {
+  return { id: item.id, type: item.type as CallEventHookRead['type'], parameters: { url: item.url, secret: MASK } };
 }
 

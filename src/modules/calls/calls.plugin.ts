@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { callConnector } from '../../calls/connect.ts';
 import type { CallEngine } from '../../calls/engine.ts';
 import { MAX_USER_TEXT } from '../../calls/frames.ts';
-import { latenessGauges } from '../../voice/lateness.ts';
+import { latenessGauges } from '../../voice/lateness-gauges.ts';
 import { callSocketRoutes } from './calls.socket.ts';
 import { mediaStreamRoutes } from './media-stream.socket.ts';
 

@@ -45,7 +45,7 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
   app.post(`/${plural}/:${idParam}/calls`, {
     config: { auth: { scope: 'organization', permission: 'calls:write' }, idempotent: 'sealed' },
     schema: {
-      tags, summary: `Start a WebSocket call with ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
+      tags, operationId: kind === 'agent' ? 'startAgentCall' : 'startAssistantCall', summary: `Start a WebSocket call with ${kind === 'agent' ? 'an agent' : 'an assistant'}`,
       description: 'Answers the call id and a websocketUrl whose single-use token works for 60 s. See docs/calls.md for the frames, ' +
         'and docs/twilio.md for protocol twilio (a Twilio Media Streams URL for any trunk that speaks it). ' +
         'At most PARLEY_MAX_CALLS_PER_ORGANIZATION calls of an organization ring or run at once (409 past it).',
@@ -72,7 +72,7 @@ export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/calls', {
     config: read,
-    schema: { tags, summary: 'List calls (filter by assistantId, agentId, status, success)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
+    schema: { tags, operationId: 'listCalls', summary: 'List calls (filter by assistantId, agentId, status, success)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
   }, async (request) => {
     const { assistantId, agentId, status, success, ...page } = request.query;
     if (assistantId && agentId) throw badRequest('Filter by assistantId or by agentId, not both', [{ path: 'agentId', message: 'cannot be combined with assistantId' }]);
@@ -82,7 +82,7 @@ export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/calls/:callId', {
     config: read,
-    schema: { tags, summary: 'Get a call: status, transcript, tool invocations, turn latencies and conclusion', params: CallParams, response: responses(200, Envelope(Call)) },
+    schema: { tags, operationId: 'getCall', summary: 'Get a call: status, transcript, tool invocations, turn latencies and conclusion', params: CallParams, response: responses(200, Envelope(Call)) },
   }, async (request) => {
     const call = await findCall(kysely, request.params.organizationId, request.params.callId);
     if (!call) throw notFound('Call');

@@ -21,7 +21,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(BASE, {
     config: read,
     schema: {
-      tags, summary: 'List webhook deliveries (filter by status, hookId, eventType, callId); newest first by default',
+      tags, operationId: 'listWebhookDeliveries', summary: 'List webhook deliveries (filter by status, hookId, eventType, callId); newest first by default',
       params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(WebhookDelivery)),
     },
   }, async (request) => {
@@ -31,7 +31,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(`${BASE}/:deliveryId`, {
     config: read,
-    schema: { tags, summary: 'Get a webhook delivery with its attempts', params: DeliveryParams, response: responses(200, Envelope(WebhookDeliveryDetail)) },
+    schema: { tags, operationId: 'getWebhookDelivery', summary: 'Get a webhook delivery with its attempts', params: DeliveryParams, response: responses(200, Envelope(WebhookDeliveryDetail)) },
   }, async (request) => {
     const { organizationId, deliveryId } = request.params;
     const row = await findDelivery(kysely, organizationId, deliveryId);
@@ -42,7 +42,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(`${BASE}/:deliveryId/redeliver`, {
     config: write,
     schema: {
-      tags, summary: 'Send a delivery again now, with the same webhook-id (409 while an attempt is in flight)',
+      tags, operationId: 'redeliverWebhookDelivery', summary: 'Send a delivery again now, with the same webhook-id (409 while an attempt is in flight)',
       params: DeliveryParams, response: responses(200, Envelope(WebhookDelivery), [409]),
     },
   }, async (request) => {

@@ -19,7 +19,7 @@ export const organizationVendorRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.post('/organizations', {
     config: { auth: { scope: 'vendor', permission: 'organizations:write' }, idempotent: true },
     schema: {
-      tags, summary: 'Create an organization', params: VendorParams, body: OrganizationWrite,
+      tags, operationId: 'createOrganization', summary: 'Create an organization', params: VendorParams, body: OrganizationWrite,
       response: responses(201, Envelope(Organization)),
     },
   }, async (request, reply) => {
@@ -31,7 +31,7 @@ export const organizationVendorRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.get('/organizations', {
     config: { auth: { scope: 'vendor', permission: 'organizations:read' } },
     schema: {
-      tags, summary: 'List organizations (an organization token sees its own only)', params: VendorParams, querystring: listQuery(BASE_SORT),
+      tags, operationId: 'listOrganizations', summary: 'List organizations (an organization token sees its own only)', params: VendorParams, querystring: listQuery(BASE_SORT),
       response: responses(200, PageEnvelope(Organization)),
     },
   }, async (request) => pageBody(request, await listOrganizations(ctx.db.kysely, request.params.vendorId, narrowedTo(request.principal), request.query)));
@@ -43,10 +43,11 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ dependents: readonl
 
   app.get('', {
     config: read,
-    schema: { tags, summary: 'Get an organization', params: OrgParams, response: responses(200, Envelope(Organization)) },
+    schema: { tags, operationId: 'getOrganization', summary: 'Get an organization', params: OrgParams, response: responses(200, Envelope(Organization)) },
   }, async (request) => envelope(request, await getOrganization(ctx, request.params.vendorId, request.params.organizationId)));
 
   updateRoutes(app, {
+    resource: 'Organization',
     url: '', params: OrgParams, config: write, tags, what: 'an organization', read: Organization, write: OrganizationWrite,
     update: ({ params, edit }) => updateOrganization(ctx, params.vendorId, params.organizationId, edit),
   });
@@ -54,7 +55,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ dependents: readonl
   app.delete('', {
     config: write,
     schema: {
-      tags, summary: 'Delete an organization (it must hold no resources); its API tokens go with it',
+      tags, operationId: 'deleteOrganization', summary: 'Delete an organization (it must hold no resources); its API tokens go with it',
       params: OrgParams, response: responses(200, EmptyEnvelope, [409]),
     },
   }, async (request) => {

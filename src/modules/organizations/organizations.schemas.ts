@@ -7,5 +7,5 @@ export const Organization = Type.Object(
 );
 export type Organization = Static<typeof Organization>;
 
-export const OrganizationWrite = Type.Object({ name: Name }, { additionalProperties: false, title: 'OrganizationWrite' });
+export const OrganizationWrite = Type.Object({ name: Name }, { additionalProperties: false, title: 'OrganizationCreate' });
 export type OrganizationWrite = Static<typeof OrganizationWrite>;

@@ -23,7 +23,7 @@ export const providerCredentialRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.post(BASE, {
     config: { ...write, idempotent: true },
     schema: {
-      tags, summary: 'Store a provider credential', description: 'One per provider per organization: a second is a 409 naming `provider`.',
+      tags, operationId: 'createProviderCredential', summary: 'Store a provider credential', description: 'One per provider per organization: a second is a 409 naming `provider`.',
       params: OrgParams, body: ProviderCredentialCreate, response: responses(201, Envelope(ProviderCredential)),
     },
   }, async (request, reply) => {
@@ -34,7 +34,7 @@ export const providerCredentialRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.get(BASE, {
     config: read,
     schema: {
-      tags, summary: 'List provider credentials (keys masked)', params: OrgParams,
+      tags, operationId: 'listProviderCredentials', summary: 'List provider credentials (keys masked)', params: OrgParams,
       querystring: listQuery(PROVIDER_SORT, ProviderFilter, 'provider,asc'), response: responses(200, PageEnvelope(ProviderCredential)),
     },
   }, async (request) => {
@@ -52,7 +52,7 @@ export const providerCredentialRoutes: FastifyPluginAsyncTypebox = async (app) =
 
   app.get(`${BASE}/:providerCredentialId`, {
     config: read,
-    schema: { tags, summary: 'Get a provider credential (key masked)', params: ProviderCredentialParams, response: responses(200, Envelope(ProviderCredential)) },
+    schema: { tags, operationId: 'getProviderCredential', summary: 'Get a provider credential (key masked)', params: ProviderCredentialParams, response: responses(200, Envelope(ProviderCredential)) },
   }, async (request) => {
     const row = await findProviderCredential(kysely, request.params.organizationId, request.params.providerCredentialId);
     if (!row) throw notFound('Provider credential');
@@ -60,6 +60,7 @@ export const providerCredentialRoutes: FastifyPluginAsyncTypebox = async (app) =
   });
 
   updateRoutes(app, {
+    resource: 'ProviderCredential',
     url: `${BASE}/:providerCredentialId`, params: ProviderCredentialParams, config: write, tags, what: 'a provider credential',
     read: ProviderCredential, write: ProviderCredentialUpdate, errors: [409],
     description: 'A body without `apiKey` (or with ********) keeps the stored key, except when `baseUrl` changes: then the key must be sent again (400 on `apiKey`). `provider` cannot change.',
@@ -68,7 +69,7 @@ export const providerCredentialRoutes: FastifyPluginAsyncTypebox = async (app) =
 
   app.delete(`${BASE}/:providerCredentialId`, {
     config: write,
-    schema: { tags, summary: 'Delete a provider credential', params: ProviderCredentialParams, response: responses(200, EmptyEnvelope) },
+    schema: { tags, operationId: 'deleteProviderCredential', summary: 'Delete a provider credential', params: ProviderCredentialParams, response: responses(200, EmptyEnvelope) },
   }, async (request) => {
     await deleteProviderCredential(app.ctx, request.params.organizationId, request.params.providerCredentialId);
     return envelope(request, null, 'Deleted');

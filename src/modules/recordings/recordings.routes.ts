@@ -37,7 +37,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<{ storage: RecordingStor
   app.get('/calls/:callId/recording', {
     config: { auth: { scope: 'organization', permission: 'calls:read' } },
     schema: {
-      tags, summary: "Download a call's recording (audio/wav; Range supported)",
+      tags, operationId: 'getCallRecording', summary: "Download a call's recording (audio/wav; Range supported)",
       description: 'A stereo 16-bit PCM WAV at the call\'s own rate: the caller on the left channel, the assistant on the right, time-aligned ' +
         'with the transcript\'s startMs and endMs. 409 while the call runs or the recording is being stored. See docs/calls.md, "Recordings".',
       params: CallParams,
@@ -67,7 +67,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<{ storage: RecordingStor
   app.delete('/calls/:callId/recording', {
     config: { auth: { scope: 'organization', permission: 'calls:write' } },
     schema: {
-      tags, summary: "Delete a call's recording, everywhere it is kept",
+      tags, operationId: 'deleteCallRecording', summary: "Delete a call's recording, everywhere it is kept",
       description: 'Removes the file or object (and the spool of a call still running, which is then not kept); the call shows the recording as deleted.',
       params: CallParams, response: responses(200, Envelope(Type.Null())),
     },

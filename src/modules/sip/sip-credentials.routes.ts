@@ -34,14 +34,14 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox<SipCredentialRouteOp
   app.post(`${BASE}/validate`, {
     config: write,
     schema: {
-      tags, summary: 'Validate SIP credentials (registers once; stores nothing)', description: VALIDATE_DESCRIPTION,
+      tags, operationId: 'validateSipCredentials', summary: 'Validate SIP credentials (registers once; stores nothing)', description: VALIDATE_DESCRIPTION,
       params: OrgParams, body: SipCredentialsCheck, response: responses(200, Envelope(SipValidationResult)),
     },
   }, async (request) => envelope(request, await validateSipTarget(request.body, { allow: ctx.egress.allow, log: request.log })));
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
-    schema: { tags, summary: 'Store SIP credentials', params: OrgParams, body: SipCredentialCreate, response: responses(201, Envelope(SipCredential)) },
+    schema: { tags, operationId: 'createSipCredential', summary: 'Store SIP credentials', params: OrgParams, body: SipCredentialCreate, response: responses(201, Envelope(SipCredential)) },
   }, async (request, reply) => {
     const credential = await createSipCredential(ctx, request.params.organizationId, request.body);
     changed();
@@ -50,15 +50,16 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox<SipCredentialRouteOp
 
   app.get(BASE, {
     config: read,
-    schema: { tags, summary: 'List SIP credentials', params: OrgParams, querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(SipCredential)) },
+    schema: { tags, operationId: 'listSipCredentials', summary: 'List SIP credentials', params: OrgParams, querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(SipCredential)) },
   }, async (request) => pageBody(request, await listSipCredentials(ctx.db.kysely, request.params.organizationId, request.query, ctx.clock.now())));
 
   app.get(ITEM, {
     config: read,
-    schema: { tags, summary: 'Get SIP credentials (without the password)', params: SipCredentialParams, response: responses(200, Envelope(SipCredential)) },
+    schema: { tags, operationId: 'getSipCredential', summary: 'Get SIP credentials (without the password)', params: SipCredentialParams, response: responses(200, Envelope(SipCredential)) },
   }, async (request) => envelope(request, await getSipCredential(ctx, request.params.organizationId, request.params.sipCredentialId)));
 
   updateRoutes(app, {
+    resource: 'SipCredential',
     url: ITEM, params: SipCredentialParams, config: write, tags, what: 'SIP credentials', read: SipCredential, write: SipCredentialUpdate,
     description: 'A body without `password` (or with ********) keeps the stored password, unless hostname, port or transport change.',
     update: async ({ params, edit }) => {
@@ -70,7 +71,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox<SipCredentialRouteOp
   app.delete(ITEM, {
     config: write,
     schema: {
-      tags, summary: 'Delete SIP credentials (409 while a SIP number uses them)',
+      tags, operationId: 'deleteSipCredential', summary: 'Delete SIP credentials (409 while a SIP number uses them)',
       params: SipCredentialParams, response: responses(200, EmptyEnvelope, [409]),
     },
   }, async (request) => {
@@ -82,7 +83,7 @@ export const sipCredentialRoutes: FastifyPluginAsyncTypebox<SipCredentialRouteOp
   app.post(`${ITEM}/validate`, {
     config: write,
     schema: {
-      tags, summary: 'Validate stored SIP credentials', description: `${VALIDATE_DESCRIPTION} Takes no body.`,
+      tags, operationId: 'validateSipCredential', summary: 'Validate stored SIP credentials', description: `${VALIDATE_DESCRIPTION} Takes no body.`,
       params: SipCredentialParams, response: responses(200, Envelope(SipValidationResult)),
     },
   }, async (request) => envelope(request, await validateStoredSipCredential(ctx, request.log, request.params.organizationId, request.params.sipCredentialId)));

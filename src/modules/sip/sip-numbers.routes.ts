@@ -18,7 +18,7 @@ export const sipNumberRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
-    schema: { tags, summary: 'Create a SIP number', params: OrgParams, body: SipNumberWrite, response: responses(201, Envelope(SipNumber), [409]) },
+    schema: { tags, operationId: 'createSipNumber', summary: 'Create a SIP number', params: OrgParams, body: SipNumberWrite, response: responses(201, Envelope(SipNumber), [409]) },
   }, async (request, reply) => {
     const number = await createSipNumber(ctx, request.params.organizationId, request.body);
     return sendCreated(request, reply, `${orgPath(request.params)}${BASE}/${number.id}`, number);
@@ -26,15 +26,16 @@ export const sipNumberRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(BASE, {
     config: read,
-    schema: { tags, summary: 'List SIP numbers', params: OrgParams, querystring: listQuery(SIP_NUMBER_SORT), response: responses(200, PageEnvelope(SipNumber)) },
+    schema: { tags, operationId: 'listSipNumbers', summary: 'List SIP numbers', params: OrgParams, querystring: listQuery(SIP_NUMBER_SORT), response: responses(200, PageEnvelope(SipNumber)) },
   }, async (request) => pageBody(request, await listSipNumbers(ctx.db.kysely, request.params.organizationId, request.query)));
 
   app.get(ITEM, {
     config: read,
-    schema: { tags, summary: 'Get a SIP number', params: SipNumberParams, response: responses(200, Envelope(SipNumber)) },
+    schema: { tags, operationId: 'getSipNumber', summary: 'Get a SIP number', params: SipNumberParams, response: responses(200, Envelope(SipNumber)) },
   }, async (request) => envelope(request, await getSipNumber(ctx, request.params.organizationId, request.params.sipNumberId)));
 
   updateRoutes(app, {
+    resource: 'SipNumber',
     url: ITEM, params: SipNumberParams, config: write, tags, what: 'a SIP number', read: SipNumber, write: SipNumberWrite, errors: [409],
     update: ({ params, edit }) => updateSipNumber(ctx, params.organizationId, params.sipNumberId, edit),
   });
@@ -42,7 +43,7 @@ export const sipNumberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(ITEM, {
     config: write,
     schema: {
-      tags, summary: 'Delete a SIP number (409 while an assistant or agent uses it)',
+      tags, operationId: 'deleteSipNumber', summary: 'Delete a SIP number (409 while an assistant or agent uses it)',
       params: SipNumberParams, response: responses(200, EmptyEnvelope, [409]),
     },
   }, async (request) => {

@@ -28,7 +28,7 @@ export const SipNumberWrite = Type.Object(
   },
   {
     additionalProperties: false,
-    title: 'SipNumberWrite',
+    title: 'SipNumberCreate',
     examples: [{ number: '+49 30 123456', sipCredentialId: '0b6f1c1e-7a55-4f0e-9a34-2f1e4c3b9d10', name: 'Berlin front desk' }],
   },
 );

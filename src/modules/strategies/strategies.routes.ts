@@ -18,7 +18,7 @@ export const strategyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(BASE, {
     config: { ...write, idempotent: true },
-    schema: { tags, summary: 'Create an LLM generation strategy', params: OrgParams, body: StrategyWrite, response: responses(201, Envelope(Strategy)) },
+    schema: { tags, operationId: 'createLlmGenerationStrategy', summary: 'Create an LLM generation strategy', params: OrgParams, body: StrategyWrite, response: responses(201, Envelope(Strategy)) },
   }, async (request, reply) => {
     const strategy = await createStrategy(ctx, request.params.organizationId, request.body);
     return sendCreated(request, reply, `${orgPath(request.params)}${BASE}/${strategy.id}`, strategy);
@@ -26,15 +26,16 @@ export const strategyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(BASE, {
     config: read,
-    schema: { tags, summary: 'List LLM generation strategies', params: OrgParams, querystring: listQuery(STRATEGY_SORT), response: responses(200, PageEnvelope(Strategy)) },
+    schema: { tags, operationId: 'listLlmGenerationStrategies', summary: 'List LLM generation strategies', params: OrgParams, querystring: listQuery(STRATEGY_SORT), response: responses(200, PageEnvelope(Strategy)) },
   }, async (request) => pageBody(request, await listStrategies(ctx.db.kysely, request.params.organizationId, request.query)));
 
   app.get(ITEM, {
     config: read,
-    schema: { tags, summary: 'Get an LLM generation strategy', params: StrategyParams, response: responses(200, Envelope(Strategy)) },
+    schema: { tags, operationId: 'getLlmGenerationStrategy', summary: 'Get an LLM generation strategy', params: StrategyParams, response: responses(200, Envelope(Strategy)) },
   }, async (request) => envelope(request, await getStrategy(ctx, request.params.organizationId, request.params.strategyId)));
 
   updateRoutes(app, {
+    resource: 'LlmGenerationStrategy',
     url: ITEM, params: StrategyParams, config: write, tags, what: 'an LLM generation strategy', read: Strategy, write: StrategyWrite,
     update: ({ params, edit }) => updateStrategy(ctx, params.organizationId, params.strategyId, edit),
   });
@@ -42,7 +43,7 @@ export const strategyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(ITEM, {
     config: write,
     schema: {
-      tags, summary: 'Delete an LLM generation strategy (409 while an assistant or agent uses it)',
+      tags, operationId: 'deleteLlmGenerationStrategy', summary: 'Delete an LLM generation strategy (409 while an assistant or agent uses it)',
       params: StrategyParams, response: responses(200, EmptyEnvelope, [409]),
     },
   }, async (request) => {

@@ -24,7 +24,7 @@ export const StrategyWrite = Type.Object(
   },
   {
     additionalProperties: false,
-    title: 'LlmGenerationStrategyWrite',
+    title: 'LlmGenerationStrategyCreate',
     examples: [{
       name: 'Warm English voice',
       type: 'text_to_speech',

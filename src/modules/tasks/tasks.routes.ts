@@ -29,7 +29,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
   app.post(BASE, {
     config: create,
     schema: {
-      tags, summary: 'Create an agent task', description: 'execute true → SCHEDULED, false or absent → PENDING. Accepts Idempotency-Key.',
+      tags, operationId: 'createAgentTask', summary: 'Create an agent task', description: 'execute true → SCHEDULED, false or absent → PENDING. Accepts Idempotency-Key.',
       params: AgentParams, body: AgentTaskCreate, response: responses(201, Envelope(AgentTask), [409, 422]),
     },
   }, async (request, reply) => {
@@ -40,7 +40,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
   app.post(`${BASE}/batch`, {
     config: create,
     schema: {
-      tags, summary: 'Create up to 1,000 agent tasks at once, all or nothing',
+      tags, operationId: 'batchCreateAgentTasks', summary: 'Create up to 1,000 agent tasks at once, all or nothing',
       description: 'One invalid task rejects the batch; each error names its item (tasks[12].targetNumber). Accepts Idempotency-Key.',
       params: AgentParams, body: AgentTaskBatch, response: responses(201, Envelope(Type.Array(AgentTask)), [409, 422]),
     },
@@ -51,7 +51,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
 
   app.get(BASE, {
     config: read,
-    schema: { tags, summary: 'List agent tasks (filter by status)', params: AgentParams, querystring: ListQuery, response: responses(200, PageEnvelope(AgentTask)) },
+    schema: { tags, operationId: 'listAgentTasks', summary: 'List agent tasks (filter by status)', params: AgentParams, querystring: ListQuery, response: responses(200, PageEnvelope(AgentTask)) },
   }, async (request) => {
     const { organizationId, agentId } = request.params;
     const { status, ...page } = request.query;
@@ -61,7 +61,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
 
   app.get(`${BASE}/:taskId`, {
     config: read,
-    schema: { tags, summary: 'Get an agent task', params: TaskParams, response: responses(200, Envelope(AgentTask)) },
+    schema: { tags, operationId: 'getAgentTask', summary: 'Get an agent task', params: TaskParams, response: responses(200, Envelope(AgentTask)) },
   }, async (request) => {
     const { organizationId, agentId, taskId } = request.params;
     const row = await findTask(kysely, organizationId, agentId, taskId);
@@ -72,7 +72,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
   app.get(`${BASE}/:taskId/attempts`, {
     config: read,
     schema: {
-      tags, summary: "A task's attempts: when each ran, how it ended (outcome, SIP code) and the call it placed; newest first",
+      tags, operationId: 'listAgentTaskAttempts', summary: "A task's attempts: when each ran, how it ended (outcome, SIP code) and the call it placed; newest first",
       params: TaskParams, querystring: AttemptsQuery, response: responses(200, PageEnvelope(TaskAttempt)),
     },
   }, async (request) => {
@@ -84,7 +84,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
   const action = (name: 'execute' | 'cancel', summary: string, run: typeof executeTask) =>
     app.post(`${BASE}/:taskId/${name}`, {
       config: write,
-      schema: { tags, summary, params: TaskParams, response: responses(200, Envelope(AgentTask), [409]) },
+      schema: { tags, operationId: `${name}AgentTask`, summary, params: TaskParams, response: responses(200, Envelope(AgentTask), [409]) },
     }, async (request) => {
       const { organizationId, agentId, taskId } = request.params;
       await run(deps, organizationId, agentId, taskId);
@@ -97,7 +97,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
 
   app.delete(`${BASE}/:taskId`, {
     config: write,
-    schema: { tags, summary: 'Delete an agent task (409 while it is in progress)', params: TaskParams, response: responses(200, EmptyEnvelope, [409]) },
+    schema: { tags, operationId: 'deleteAgentTask', summary: 'Delete an agent task (409 while it is in progress)', params: TaskParams, response: responses(200, EmptyEnvelope, [409]) },
   }, async (request) => {
     const { organizationId, agentId, taskId } = request.params;
     await deleteTask(deps, organizationId, agentId, taskId);
@@ -106,7 +106,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
 
   app.get(`${BASE}/pause`, {
     config: read,
-    schema: { tags, params: AgentParams, response: responses(200, Envelope(PauseState)), summary: "Whether the agent's tasks are paused, and since when" },
+    schema: { tags, params: AgentParams, response: responses(200, Envelope(PauseState)), operationId: 'getAgentTasksPause', summary: "Whether the agent's tasks are paused, and since when" },
   }, async (request) => envelope(request, await pauseState(deps, request.params.organizationId, request.params.agentId)));
 
   for (const paused of [true, false]) {
@@ -114,6 +114,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<TaskRouteOptions> = async (ap
       config: write,
       schema: {
         tags, params: AgentParams, response: responses(200, Envelope(PauseState)),
+        operationId: paused ? 'pauseAgentTasks' : 'resumeAgentTasks',
         summary: paused ? "Pause all of an agent's tasks: nothing new starts; running calls finish" : "Resume an agent's tasks",
       },
     }, async (request) => {

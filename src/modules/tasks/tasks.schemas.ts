@@ -42,7 +42,8 @@ export const AgentTaskCreate = Type.Object(
     targetNumber: Type.String({ minLength: 1, maxLength: 40, description: 'E.164; spaces, dashes, dots and parentheses are stripped' }),
     allowedHoursBegin: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 23 }), Type.Null()], { description: '0-23, start hour of the window (UTC unless timezone); set with allowedHours, or neither' })),
     allowedHours: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 24 }), Type.Null()], { description: '1-24, length of the window in hours; set with allowedHoursBegin, or neither' })),
-    onlyWeekdays: Type.Optional(Type.Boolean({ default: false })),
+    // No schema default: a generator (openapi-typescript) would make a body field with one required.
+    onlyWeekdays: Type.Optional(Type.Boolean({ description: 'true restricts calls to Monday to Friday; default false' })),
     timezone: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Default 3' })),
     execute: Type.Optional(Type.Boolean({ description: 'true schedules the task (SCHEDULED); false keeps it PENDING' })),

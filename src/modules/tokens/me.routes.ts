@@ -26,7 +26,7 @@ export const meRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { kysely } = app.ctx.db;
   app.get('/api/v1/me', {
     config: { auth: { scope: 'token' } },
-    schema: { tags: ['API tokens'], summary: 'Who the calling token is: kind, scope, role and permissions', response: responses(200, Envelope(Me)) },
+    schema: { tags: ['API tokens'], operationId: 'getMe', summary: 'Who the calling token is: kind, scope, role and permissions', response: responses(200, Envelope(Me)) },
   }, async (request) => {
     const principal = request.principal;
     if (!principal) throw unauthorized();

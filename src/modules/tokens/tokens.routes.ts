@@ -18,7 +18,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(BASE, {
     config: { ...write, idempotent: 'sealed' },
     schema: {
-      tags, summary: 'Create an API token (its value is shown once, in this response)', params: VendorParams,
+      tags, operationId: 'createApiToken', summary: 'Create an API token (its value is shown once, in this response)', params: VendorParams,
       body: ApiTokenCreate, response: responses(201, Envelope(CreatedApiToken)),
     },
   }, async (request, reply) => {
@@ -30,20 +30,20 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(BASE, {
     config: read,
     schema: {
-      tags, summary: 'List API tokens (an organization token sees its organization\'s only)', params: VendorParams, querystring: listQuery(BASE_SORT),
+      tags, operationId: 'listApiTokens', summary: 'List API tokens (an organization token sees its organization\'s only)', params: VendorParams, querystring: listQuery(BASE_SORT),
       response: responses(200, PageEnvelope(ApiToken)),
     },
   }, async (request) => pageBody(request, await listTokens(db.kysely, request.params.vendorId, narrowedTo(request.principal), request.query)));
 
   app.get(`${BASE}/:tokenId`, {
     config: read,
-    schema: { tags, summary: 'Get an API token', params: TokenParams, response: responses(200, Envelope(ApiToken)) },
+    schema: { tags, operationId: 'getApiToken', summary: 'Get an API token', params: TokenParams, response: responses(200, Envelope(ApiToken)) },
   }, async (request) => envelope(request, await getToken(db, request.principal, request.params.vendorId, request.params.tokenId)));
 
   app.delete(`${BASE}/:tokenId`, {
     config: write,
     schema: {
-      tags, summary: 'Revoke an API token, and every token it minted (at once; they stay listed with revokedAt)', params: TokenParams,
+      tags, operationId: 'deleteApiToken', summary: 'Revoke an API token, and every token it minted (at once; they stay listed with revokedAt)', params: TokenParams,
       response: responses(200, EmptyEnvelope),
     },
   }, async (request) => {

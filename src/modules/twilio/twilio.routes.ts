@@ -24,7 +24,7 @@ export const twilioVoiceRoutes: FastifyPluginAsyncTypebox<{ deps: CallDeps }> = 
     config: { auth: { scope: 'public' } },
     schema: {
       tags: ['Twilio'],
-      summary: 'The voice webhook of a Twilio number (signed by Twilio, no API token)',
+      operationId: 'answerTwilioCall', summary: 'The voice webhook of a Twilio number (signed by Twilio, no API token)',
       description: 'Point a Twilio number\'s "A call comes in" webhook here (HTTP POST). Twilio signs the request with the account\'s auth token, ' +
         'which the organization stores as its `twilio` provider credential; a missing credential, a wrong signature or another account\'s ' +
         '`AccountSid` is a 403 and nothing is created. The number dialled (`To`) picks the assistant (else the agent) whose ' +

@@ -25,6 +25,7 @@ export const TwilioVoiceRequest = Type.Object(
 export type TwilioVoiceRequest = Static<typeof TwilioVoiceRequest>;
 
 export const TwiML = Type.String({
+  title: 'TwiML',
   description: 'TwiML: <Connect><Stream url="wss://…/media-stream/…"/></Connect> for a number an assistant answers; ' +
     '<Say> and <Hangup/> for a number none answers; <Reject reason="busy"/> when the organization is at its call limit',
   examples: ['<?xml version="1.0" encoding="UTF-8"?>\n<Response><Connect><Stream url="wss://parley.example.com/api/v1/calls/6a1f0c52-8f3e-4d7a-9b61-0c2e4f5a7d19/media-stream/3qQ9…"/></Connect></Response>\n'],

@@ -17,7 +17,7 @@ export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/api/v1/vendors', {
     config: { ...admin, idempotent: true },
-    schema: { tags, summary: 'Create a vendor', body: VendorWrite, response: responses(201, Envelope(Vendor)) },
+    schema: { tags, operationId: 'createVendor', summary: 'Create a vendor', body: VendorWrite, response: responses(201, Envelope(Vendor)) },
   }, async (request, reply) => {
     const vendor = await createVendor(ctx, request.body);
     return sendCreated(request, reply, `/api/v1/vendors/${vendor.id}`, vendor);
@@ -25,15 +25,16 @@ export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/api/v1/vendors', {
     config: admin,
-    schema: { tags, summary: 'List vendors', querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(Vendor)) },
+    schema: { tags, operationId: 'listVendors', summary: 'List vendors', querystring: listQuery(BASE_SORT), response: responses(200, PageEnvelope(Vendor)) },
   }, async (request) => pageBody(request, await listVendors(ctx.db.kysely, request.query)));
 
   app.get(ITEM, {
     config: admin,
-    schema: { tags, summary: 'Get a vendor', params: VendorParams, response: responses(200, Envelope(Vendor)) },
+    schema: { tags, operationId: 'getVendor', summary: 'Get a vendor', params: VendorParams, response: responses(200, Envelope(Vendor)) },
   }, async (request) => envelope(request, await getVendor(ctx, request.params.vendorId)));
 
   updateRoutes(app, {
+    resource: 'Vendor',
     url: ITEM, params: VendorParams, config: admin, tags, what: 'a vendor', read: Vendor, write: VendorWrite,
     update: ({ params, edit }) => updateVendor(ctx, params.vendorId, edit),
   });
@@ -41,7 +42,7 @@ export const vendorRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(ITEM, {
     config: admin,
     schema: {
-      tags, summary: 'Delete a vendor (it must have no organizations)', params: VendorParams,
+      tags, operationId: 'deleteVendor', summary: 'Delete a vendor (it must have no organizations)', params: VendorParams,
       response: responses(200, EmptyEnvelope, [409]),
     },
   }, async (request) => {

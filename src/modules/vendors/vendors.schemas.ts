@@ -7,5 +7,5 @@ export const Vendor = Type.Object(
 );
 export type Vendor = Static<typeof Vendor>;
 
-export const VendorWrite = Type.Object({ name: Name }, { additionalProperties: false, title: 'VendorWrite' });
+export const VendorWrite = Type.Object({ name: Name }, { additionalProperties: false, title: 'VendorCreate' });
 export type VendorWrite = Static<typeof VendorWrite>;

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
-import { startEvalWorker } from '../../voice/eval-worker.ts';
 import { HISTOGRAM_LAYOUT, LatenessHistogram, type LatenessStats } from '../../voice/lateness.ts';
-import { MEDIA_WORKER_SOURCE } from './media-worker-source.ts';
+import { startThread } from '../../voice/thread.ts';
 
 /**
  * The RTP sockets of the process, on a thread of their own. The main thread runs every call's
@@ -51,25 +50,37 @@ export interface MediaSocketHandlers {
   error(kind: 'rtp' | 'rtcp', message: string): void;
 }
 
-type Item =
-  | ['rtp', number, Buffer, number, string, boolean]
-  | ['rtcp', number, Buffer, number, string, number | undefined]
+/** What the main thread hands the media thread, batched: [op, session id, …] (media.thread.ts). */
+export type MediaItem =
+  | ['rtp', number, Uint8Array, number, string, boolean]
+  | ['rtcp', number, Uint8Array, number, string, number | undefined]
   | ['flush', number]
   | ['drain', number, number]
   | ['close', number, number];
 
-type FromWorker =
+export type ToMediaThread =
+  | { op: 'open'; id: number; port: number; host: string; family: 'udp4' | 'udp6' }
+  | { op: 'batch'; items: MediaItem[] };
+
+export type FromMediaThread =
+  | { kind: 'ready'; priority: 'raised' | 'default' }
   | { op: 'opened'; id: number; ok: boolean }
   | { op: 'in'; batch: unknown[] }
   | { op: 'error'; id: number; kind: 0 | 1; message: string }
   | { op: 'ack'; ack: number };
+
+/** What the media thread starts with: the memory its figures are written to (RtpFigures). */
+export interface MediaThreadData {
+  memory: SharedArrayBuffer;
+  counters: SharedArrayBuffer;
+}
 
 export class MediaThread {
   readonly #worker: Worker;
   readonly #handlers = new Map<number, MediaSocketHandlers>();
   readonly #opening = new Map<number, (ok: boolean) => void>();
   readonly #acks = new Map<number, () => void>();
-  #items: Item[] = [];
+  #items: MediaItem[] = [];
   #nextId = 1;
   #closed = false;
   readonly #closing = new Set<Promise<void>>();
@@ -77,7 +88,7 @@ export class MediaThread {
 
   private constructor(worker: Worker, onExit: (error: Error | null) => void, readonly priorityRaised: boolean) {
     this.#worker = worker;
-    worker.on('message', (message: FromWorker) => this.#receive(message));
+    worker.on('message', (message: FromMediaThread) => this.#receive(message));
     // A thread that dies takes its calls' media with it; whoever waits on it is answered, and
     // the owner starts a new one for the next call.
     worker.on('error', (error) => this.#gone(error));
@@ -87,8 +98,8 @@ export class MediaThread {
   }
 
   static async start(figures: RtpFigures, onExit: (error: Error | null) => void = () => undefined): Promise<MediaThread> {
-    const workerData = { memory: figures.memory, counters: figures.counters, layout: HISTOGRAM_LAYOUT };
-    const { worker, ready } = await startEvalWorker('the RTP media thread', MEDIA_WORKER_SOURCE, workerData);
+    const data: MediaThreadData = { memory: figures.memory, counters: figures.counters };
+    const { worker, ready } = await startThread('the RTP media thread', import.meta.url, 'media.thread', data);
     return new MediaThread(worker, onExit, ready.priority === 'raised');
   }
 
@@ -115,7 +126,7 @@ export class MediaThread {
       this.#opening.set(id, resolve);
       this.#holdProcess();
       this.#flushItems(); // after the closes handed over before it, which may free this port
-      this.#worker.postMessage({ op: 'open', id, port, host, family });
+      this.#worker.postMessage({ op: 'open', id, port, host, family } satisfies ToMediaThread);
     });
     if (ok) this.#handlers.set(id, handlers);
     this.#holdProcess();
@@ -185,7 +196,7 @@ export class MediaThread {
     else this.#worker.unref();
   }
 
-  #post(item: Item): void {
+  #post(item: MediaItem): void {
     if (this.#closed) return;
     if (this.#items.length === 0) queueMicrotask(() => this.#flushItems());
     this.#items.push(item);
@@ -195,10 +206,11 @@ export class MediaThread {
     if (this.#items.length === 0 || this.#closed) return;
     const items = this.#items;
     this.#items = [];
-    this.#worker.postMessage({ op: 'batch', items });
+    this.#worker.postMessage({ op: 'batch', items } satisfies ToMediaThread);
   }
 
-  #receive(message: FromWorker): void {
+  #receive(message: FromMediaThread): void {
+    if (!('op' in message)) return; // the ready message, taken by startThread
     switch (message.op) {
       case 'opened':
         return this.#take(this.#opening, message.id)?.(message.ok);

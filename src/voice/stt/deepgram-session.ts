@@ -30,6 +30,7 @@ interface Pending {
 export class DeepgramSession implements SttSession {
   onInterim?: (text: string) => void;
   onSpeechFinal?: () => void;
+  onError?: (error: SttError) => void;
   private sent = 0; // seconds of audio sent on this socket: Deepgram's result times count the same way
   private answeredUpTo = 0; // the audio end of the last utterance answered
   private utteranceHasAudio = false;
@@ -145,8 +146,10 @@ export class DeepgramSession implements SttSession {
 
   private fail(message: string): void {
     if (this.closing) return;
+    const first = !this.failure;
     this.failure ??= new SttError('deepgram', message);
     this.failPending(this.failure);
+    if (first) this.onError?.(this.failure);
   }
 
   private failPending(err: SttError): void {

@@ -30,6 +30,12 @@ export interface SttSession {
   onInterim?: (text: string) => void;
   /** The provider's own end-of-speech signal for the utterance, when it has one (Deepgram's speech_final). */
   onSpeechFinal?: () => void;
+  /**
+   * A streaming session failed on its own (its socket dropped): told at once, since nothing may
+   * ask it for a result soon (a pause with no words yet ends no turn). The next endUtterance
+   * rejects with the same error.
+   */
+  onError?: (error: SttError) => void;
   /** Idempotent; leaves no socket or timer behind. */
   close(): Promise<void>;
 }

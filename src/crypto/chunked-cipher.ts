@@ -23,12 +23,6 @@ export function streamHeader(chunkBytes: number): Buffer {
   return header;
 }
 
-/** The chunk size a header names; throws when it is not one of ours. */
-export function readHeader(header: Buffer): number {
-  if (header.length < HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) throw new Error('not a Parley encrypted stream');
-  return header.readUInt32BE(8);
-}
-
 const nonceOf = (index: number) => {
   const nonce = Buffer.alloc(12);
   nonce.writeUInt32BE(Math.floor(index / 2 ** 32), 4);

@@ -8,7 +8,7 @@ import { wavSize, wavStream } from './recordings.read.ts';
 import type { RecordingStorage } from './storage.ts';
 
 const tags = ['Calls'];
-const Wav = Type.String({ format: 'binary', description: 'A 16-bit PCM WAV, stereo: the caller left, the assistant right' });
+const Wav = Type.String({ format: 'binary', title: 'CallRecordingWav', description: 'A 16-bit PCM WAV, stereo: the caller left, the assistant right' });
 
 /** A single `bytes=` range of a resource of `size` bytes: [start, end), 'unsatisfiable', or null to send it whole (none, several, or malformed). */
 export function byteRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {

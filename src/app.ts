@@ -22,7 +22,8 @@ import { openApiOptions } from './http/openapi.ts';
 import { tokenRateLimitPlugin } from './http/rate-limit.ts';
 import { ORG_PREFIX, VENDOR_PREFIX, tenantScope } from './http/scope.ts';
 import { systemRoutes } from './http/system.routes.ts';
-import { asyncApiDocument } from './calls/asyncapi.ts';
+import { asyncApiDocument, asyncApiServers } from './calls/asyncapi.ts';
+import { websocketBase } from './http/public-url.ts';
 import { traceIds } from './http/trace.ts';
 import { requestLogger } from './http/request-logger.ts';
 import { registerValidation } from './http/validation.ts';
@@ -180,7 +181,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
 
   await app.register(systemRoutes);
   const asyncApi = asyncApiDocument(String(openApiOptions.openapi?.info?.version ?? '1.0.0'));
-  app.get('/asyncapi.json', { config: { auth: { scope: 'public' } }, schema: { hide: true } }, async () => asyncApi);
+  app.get('/asyncapi.json', { config: { auth: { scope: 'public' } }, schema: { hide: true } },
+    async (request) => ({ ...asyncApi, servers: asyncApiServers(websocketBase(config.publicUrl, request)) }));
   await app.register(vendorRoutes);
   await app.register(meRoutes);
   await app.register(tenantScope('vendor', db, authCache, async (vendor) => {

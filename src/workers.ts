@@ -15,6 +15,7 @@ import { platformLlm } from './modules/analysis/analysis.llm.ts';
 import { recordingJobs } from './modules/recordings/recordings.jobs.ts';
 import { recordingsSweep } from './modules/recordings/recordings.sweep.ts';
 import { openRecordingStorage, type RecordingStorage } from './modules/recordings/storage.ts';
+import { twilioCallSidsSweep } from './modules/twilio/twilio.replays.ts';
 
 export interface RunnerOptions {
   dialer?: Dialer;
@@ -49,6 +50,7 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
   runner.addSweep(deliveriesSweep(ctx));
   runner.addSweep(idempotencySweep(ctx));
   runner.addSweep(rateLimitSweep(ctx, RATE_LIMIT_WINDOW_MS));
+  runner.addSweep(twilioCallSidsSweep(ctx));
   return runner;
 }
 

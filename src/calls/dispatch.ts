@@ -1,5 +1,6 @@
 import { DTMF_OUT_PATTERN, type ControlTool, type ControlType } from './control-tools.ts';
-import { callToolWebhook, parseArguments, type EgressSend, type ToolCallContext, type ToolCallRequest, type ToolCallResult, type ToolOutcome } from './tool-call.ts';
+import { readToolArguments, recordedArguments } from './tool-arguments.ts';
+import { callToolWebhook, type EgressSend, type ToolCallContext, type ToolCallRequest, type ToolCallResult, type ToolOutcome } from './tool-call.ts';
 import type { ToolWebhook } from './tools.ts';
 import type { CallControl } from './transports/transport.ts';
 
@@ -47,9 +48,10 @@ export async function dispatchToolCall(host: ToolDispatch, call: ToolCallRequest
   const control = host.controls.find((c) => c.name === call.name);
   if (!control) return callToolWebhook(host.send, host.tools.find((t) => t.name === call.name), call, host.toolContext);
   const started = performance.now();
-  const parameters = parseArguments(call.arguments);
+  const read = readToolArguments(call.arguments);
+  const parameters = read.kind === 'object' ? read.value : null;
   const result = (ok: boolean, outcome: ToolOutcome, content: string, effect?: ToolEffect): DispatchResult => ({
-    content, ok, statusCode: null, outcome, parameters: parameters ?? call.arguments,
+    content, ok, statusCode: null, outcome, parameters: recordedArguments(call.arguments, read),
     latencyMs: Math.round(performance.now() - started), type: control.type, ...(effect ? { effect } : {}),
   });
   switch (control.type) {

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionFunctionTool, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { CallFailure } from './failure.ts';
 import type { ToolCallRequest } from './tool-call.ts';
+import { MAX_TOOL_ARGUMENTS_BYTES } from './tool-arguments.ts';
 
 export interface LlmSettings {
   model: string;
@@ -137,7 +138,8 @@ async function streamRound(client: OpenAI, request: LlmRoundRequest, signal: Abo
       const call = (calls[piece.index] ??= { id: '', name: '', arguments: '' });
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.name = piece.function.name;
-      if (piece.function?.arguments) call.arguments += piece.function.arguments;
+      // Past the limit the rest is not kept: the call is refused for its size (tool-arguments.ts) all the same.
+      if (piece.function?.arguments && call.arguments.length <= MAX_TOOL_ARGUMENTS_BYTES) call.arguments += piece.function.arguments;
     }
   }
   const toolCalls = calls.filter(Boolean).map((c) => (c.id ? c : { ...c, id: `call_${crypto.randomUUID().replaceAll('-', '')}` }));

@@ -2,7 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { EgressError, type EgressRequest, type EgressResponse } from '../egress/client.ts';
 import type { ToolWebhook } from './tools.ts';
-import type { TransportInfo } from './transports/transport.ts';
+import { recordedArguments, readToolArguments, refusalFor } from './tool-arguments.ts';
+import { webhookTransport, type TransportInfo } from './transports/transport.ts';
 import { sign } from '../crypto/webhook-signing.ts';
 
 /** What the LLM gets instead of a result, whatever went wrong (contract.md: one generic string). */
@@ -54,17 +55,6 @@ export function traceparentFor(traceId: string): string {
   return `00-${trace}-${randomBytes(8).toString('hex')}-01`;
 }
 
-/** The LLM's arguments as an object, or null when they are not one. */
-export function parseArguments(raw: string): Record<string, unknown> | null {
-  if (!raw.trim()) return {}; // a tool without parameters: some models send nothing at all
-  try {
-    const value: unknown = JSON.parse(raw);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 const OUTCOME_BY_KIND: Record<EgressError['kind'], ToolOutcome> = {
   refused_address: 'refused', timeout: 'timeout', too_large: 'too_large', aborted: 'aborted',
   dns: 'unreachable', connect: 'unreachable', invalid_url: 'unreachable',
@@ -77,14 +67,16 @@ const OUTCOME_BY_KIND: Record<EgressError['kind'], ToolOutcome> = {
  */
 export async function callToolWebhook(send: EgressSend, tool: ToolWebhook | undefined, call: ToolCallRequest, ctx: ToolCallContext): Promise<ToolCallResult> {
   const started = performance.now();
-  const parameters = parseArguments(call.arguments);
-  const fail = (outcome: ToolOutcome, statusCode: number | null = null, detail?: string): ToolCallResult => ({
-    content: TOOL_FAILURE, ok: false, statusCode, outcome, parameters: parameters ?? call.arguments,
+  const read = readToolArguments(call.arguments);
+  const fail = (outcome: ToolOutcome, statusCode: number | null = null, detail?: string, content = TOOL_FAILURE): ToolCallResult => ({
+    content, ok: false, statusCode, outcome, parameters: recordedArguments(call.arguments, read),
     latencyMs: Math.round(performance.now() - started), ...(detail ? { detail } : {}),
   });
   if (!tool) return fail('unknown_tool');
-  if (!parameters) return fail('invalid_arguments');
-  const body = JSON.stringify({ type: 'tool_webhook', name: tool.name, callId: ctx.callId, transport: ctx.transport, parameters });
+  if (read.kind === 'refused') return fail('invalid_arguments', null, `arguments ${read.problem}`, refusalFor(read.problem));
+  if (read.kind !== 'object') return fail('invalid_arguments');
+  const parameters = read.value;
+  const body = JSON.stringify({ type: 'tool_webhook', name: tool.name, callId: ctx.callId, transport: webhookTransport(ctx.transport), parameters });
   const headers: Record<string, string> = {
     ...tool.headers,
     'content-type': 'application/json',

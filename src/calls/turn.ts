@@ -4,6 +4,7 @@ import { controlFunctionTools, offeredControls } from './control-tools.ts';
 import { dispatchToolCall, type DispatchResult, type ToolDispatch, type ToolEffect } from './dispatch.ts';
 import type { Llm, LlmRound, LlmSettings } from './llm.ts';
 import type { ToolCallRequest } from './tool-call.ts';
+import { argumentsText } from './tool-arguments.ts';
 import { functionTools } from './tools.ts';
 
 /** Rounds of LLM → tools → LLM in one turn; the last round may not call tools, so it must answer. */
@@ -72,7 +73,8 @@ export async function runTurn(host: TurnHost, first?: FirstRound): Promise<void>
     host.remember({
       role: 'assistant',
       content: result.text || null,
-      tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      // Arguments refused as too deep or too large are not sent back every round: the tool result says why.
+      tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: argumentsText(c.arguments) } })),
     });
     const results = await runToolCalls(host, result.toolCalls);
     if (signal.aborted) return;
@@ -90,7 +92,7 @@ export async function runTurn(host: TurnHost, first?: FirstRound): Promise<void>
  */
 export async function runToolCalls(host: ToolHost, calls: readonly ToolCallRequest[]): Promise<DispatchResult[]> {
   const { signal } = host.toolContext;
-  for (const call of calls) host.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments });
+  for (const call of calls) host.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: argumentsText(call.arguments) });
   const started = performance.now();
   const slow = setTimeout(() => host.toolsSlow(calls.map((c) => c.name), Math.round(performance.now() - started)), TOOL_WAIT_MS);
   return Promise.all(

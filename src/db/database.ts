@@ -2,10 +2,11 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
+import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { ensurePrivateDir, type DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
+import { waitingSqliteDialect, type SqliteWriter } from './sqlite-writer.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -49,6 +50,10 @@ function pgTypes(): pg.CustomTypesConfig {
 }
 
 const STATEMENT_CACHE_SIZE = 500;
+/** How long opening the database waits for another process's lock (before the service serves anything). */
+const OPEN_BUSY_MS = 5_000;
+/** How long the read-only SQLite connection waits for a lock (an exclusive one: WAL reads never wait for writers). */
+const READER_BUSY_MS = 250;
 
 /** PostgreSQL waits (docs/limits.md); migrations lift the statement timeout for their own transaction. */
 export const PG_TIMEOUTS: PgTimeouts = { connectMs: 5_000, statementMs: 15_000, idleInTransactionMs: 30_000 };
@@ -80,10 +85,13 @@ const NOTHING_TO_ROLL_BACK = {
  * replace the real error (a full disk would be logged as "cannot rollback"). A ROLLBACK with no
  * transaction open is skipped, so the error that ended the transaction is the one reported.
  */
-function withStatementCache(sqlite: SQLite.Database) {
+function withStatementCache(sqlite: SQLite.Database): SqliteWriter {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
+    get inTransaction() {
+      return sqlite.inTransaction;
+    },
     prepare(text: string) {
       if (text === 'rollback' && !sqlite.inTransaction) return NOTHING_TO_ROLL_BACK;
       let statement = cache.get(text);
@@ -107,16 +115,21 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
       ensurePrivateDir(dirname(config.filename));
       if (!existsSync(config.filename)) closeSync(openSync(config.filename, 'a', 0o600));
     }
-    const sqlite = new SQLite(config.filename);
+    // Opening waits for locks as SQLite does (processes starting together on a new file all switch it
+    // to WAL), before anything is served; from then on no busy_timeout: waiting for the write lock
+    // inside SQLite would hold the event loop (sqlite-writer.ts waits on a timer instead).
+    const sqlite = new SQLite(config.filename, { timeout: OPEN_BUSY_MS });
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    sqlite.pragma('busy_timeout = 0');
+    const kysely = new Kysely<Database>({ dialect: waitingSqliteDialect(withStatementCache(sqlite)) });
     if (config.filename === ':memory:') {
       return { kysely, dialect: 'sqlite', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
     }
-    const readOnly = new SQLite(config.filename, { readonly: true });
+    // WAL readers do not wait for writers; only an exclusive lock (a journal mode change, a
+    // VACUUM) makes them wait, and then briefly, since that wait holds the event loop too.
+    const readOnly = new SQLite(config.filename, { readonly: true, timeout: READER_BUSY_MS });
     const reader = withStatementCache(readOnly);
     const dataVersion = readOnly.prepare('PRAGMA data_version').pluck();
     return {
@@ -151,8 +164,9 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
   return { kysely, dialect: 'postgres', read: async (q) => (await kysely.executeQuery(q)).rows, close: () => kysely.destroy() };
 }
 
+/** One read of committed data, on the read connection: never queued behind a write, never waiting for the write lock. */
 export async function ping(db: Db): Promise<void> {
-  await sql`select 1`.execute(db.kysely);
+  await db.read(sql`select 1`.compile(db.kysely));
 }
 
 /** Free space below this on the database's filesystem counts as full: SQLite needs room for its WAL. */

@@ -52,7 +52,7 @@ export async function migrate(db: Db): Promise<string[]> {
       return pendingAndApply(trx, 'postgres');
     });
   }
-  // BEGIN IMMEDIATE takes SQLite's write lock up front; a second process waits on busy_timeout.
+  // BEGIN IMMEDIATE takes SQLite's write lock up front; a second process waits for it (sqlite-writer.ts, up to 5 s).
   return kysely.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
     try {

@@ -92,8 +92,8 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   503: 'The database is unavailable, or the service is busy sending answers slow clients have not read; Retry-After says when to try again (UNAVAILABLE)',
 };
 
-/** The error envelope, described for one status. */
-export const errorResponse = (status: ErrorStatus): TSchema => ({ ...Type.Ref('ErrorEnvelope'), description: ERROR_DESCRIPTIONS[status] });
+/** The error envelope, described for one status (in a route's own words, where the usual ones would mislead). */
+export const errorResponse = (status: ErrorStatus, description = ERROR_DESCRIPTIONS[status]): TSchema => ({ ...Type.Ref('ErrorEnvelope'), description });
 
 /**
  * Response schemas for a route: its success shape plus the error envelope for each status it can

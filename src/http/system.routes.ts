@@ -7,6 +7,8 @@ import { databaseTrouble } from './db-errors.ts';
 import { servedDocument } from './openapi.ts';
 
 const open = { auth: { scope: 'public' } } as const;
+/** Health probes: no token, and never refused by the flood guard (http/flood.ts). */
+const probe = { ...open, probe: true } as const;
 const Status = Envelope(Type.Object({ status: Type.String() }, { title: 'ServiceStatus' }));
 /** Where `GET /` leads: the web console (src/http/console.ts serves it; /docs is the API reference). */
 export const HOME = '/console/';
@@ -18,12 +20,12 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/', { config: open, schema: { hide: true } }, async (_request, reply) => reply.redirect(HOME));
 
   app.get('/healthz', {
-    config: open,
+    config: probe,
     schema: { tags: ['System'], operationId: 'getHealth', summary: 'The process is up', response: { 200: { ...Status, description: 'The process is up' } } },
   }, async (request) => envelope(request, { status: 'ok' }));
 
   app.get('/readyz', {
-    config: open,
+    config: probe,
     schema: {
       tags: ['System'], operationId: 'getReadiness', summary: 'The database answers (within a second)',
       response: {

@@ -1,8 +1,8 @@
 import type { CallSourceKind } from '../calls/store.ts';
 import type { IncomingCall } from '../sip/inbound.ts';
 import { literalIp, resolveTarget, systemResolver, type SipResolver, type SipTransport } from '../sip/resolve.ts';
-import type { TelephonyDirectory } from './directory.ts';
-import { normalizeE164 } from './phone.ts';
+import type { NumberTrunk, TelephonyDirectory } from './directory.ts';
+import { readNumber } from './numbers.ts';
 
 /** Where an incoming INVITE goes: the SIP number it names, its credentials, and who answers. */
 export interface InboundRoute {
@@ -13,18 +13,20 @@ export interface InboundRoute {
   answerer: { kind: CallSourceKind; id: string };
 }
 
-/** Why an INVITE has no route; each is answered 404 (docs/sip.md, "Inbound calls"). */
-export type NoRoute = 'no_number' | 'not_from_trunk' | 'no_assistant';
+/**
+ * Why an INVITE has no route; each is answered 404 (docs/sip.md, "Inbound calls"). `ambiguous`:
+ * the number is claimed by more than one organization on trunks at the INVITE's address.
+ */
+export type NoRoute = 'no_number' | 'not_from_trunk' | 'no_assistant' | 'ambiguous';
 
 /**
- * The E.164 numbers a user part may mean: written with the plus (`+4930123456`, `%2B…`), or
- * the bare digits many trunks send (`4930123456`), read as international.
+ * The E.164 number a user part may mean, as readNumber reads it (the calling number is read
+ * the same way): written with the plus (`+4930123456`, `%2B…`), or the bare digits many trunks
+ * send (`4930123456`), read as international.
  */
 export function numbersOf(user: string | null): string[] {
-  if (!user) return [];
-  const written = user.replace(/^%2B/i, '+').trim();
-  const found = [normalizeE164(written), /^\d{6,15}$/.test(written) ? normalizeE164(`+${written}`) : null];
-  return found.filter((n): n is string => n !== null);
+  const number = user ? readNumber(user) : null;
+  return number ? [number] : [];
 }
 
 /** The request URI's user part, %-decoded; null for a URI without one. */
@@ -53,8 +55,10 @@ const plainAddress = (address: string): string => address.replace(/^::ffff:(\d+\
  * Finds the SIP number an INVITE is for: its request URI user or its To user names the number
  * (the request URI first: a registered Contact's INVITE carries the number in To), and it
  * must come from an address of that number's credentials' host. The same number may belong
- * to several organizations (numbers are unique per organization); the first (oldest) whose
- * trunk the INVITE came from wins.
+ * to several organizations on different trunks; the first (oldest) whose trunk the INVITE came
+ * from is the one. Two organizations whose trunks for that number both include the INVITE's
+ * address (names that resolve alike, which the API's check of the written host cannot see)
+ * get neither: the call would otherwise go to whichever claimed the number first.
  */
 export async function routeInbound(directory: TelephonyDirectory, call: Pick<IncomingCall, 'requestUri' | 'to' | 'source'>, resolver: SipResolver = systemResolver): Promise<InboundRoute | NoRoute> {
   const candidates = [...new Set([...numbersOf(requestUser(call.requestUri)), ...numbersOf(call.to.user)])];
@@ -62,9 +66,12 @@ export async function routeInbound(directory: TelephonyDirectory, call: Pick<Inc
   const rows = await directory.numberTrunks(candidates);
   if (!rows.length) return 'no_number';
   const source = plainAddress(call.source.address);
-  for (const row of rows) {
-    const addresses = await addressesOf(row.hostname, row.port, row.transport, resolver);
-    if (!addresses.has(source)) continue;
+  const fromSource = async (row: NumberTrunk) => (await addressesOf(row.hostname, row.port, row.transport, resolver)).has(source);
+  for (const [i, row] of rows.entries()) {
+    if (!(await fromSource(row))) continue;
+    for (const other of rows.slice(i + 1)) {
+      if (other.number === row.number && other.organizationId !== row.organizationId && (await fromSource(other))) return 'ambiguous';
+    }
     const answerer = await directory.answerer(row.organizationId, row.number);
     if (typeof answerer === 'string') return 'no_assistant';
     return { organizationId: row.organizationId, number: row.number, credentialId: row.credentialId, maxCalls: row.maxCalls, answerer };

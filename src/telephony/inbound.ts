@@ -33,7 +33,8 @@ async function take(telephony: Telephony, deps: InboundDeps, call: IncomingCall)
   const log = deps.log.child({ sipCallId: call.callId });
   const route = await routeInbound(deps.directory, call, telephony.endpoint.policy.resolver);
   if (typeof route === 'string') {
-    log.info({ to: call.to.user, source: call.source.address, why: route }, 'incoming SIP call refused: 404');
+    // Two organizations claiming one number on one trunk is a misconfiguration or an attack: an operator must hear of it.
+    log[route === 'ambiguous' ? 'warn' : 'info']({ to: call.to.user, source: call.source.address, why: route }, 'incoming SIP call refused: 404');
     return call.reject(404);
   }
   let media: { session: RtpSession; sdp: string; codec: CodecName };
@@ -44,11 +45,12 @@ async function take(telephony: Telephony, deps: InboundDeps, call: IncomingCall)
     if (err instanceof SdpNegotiationError) return call.reject(err.status);
     throw err;
   }
+  const caller = call.anonymous ? null : callingNumber(call.from.user ?? undefined);
   let live: LiveCall;
   try {
     const admitted = await engine.store.admit({
       kind: route.answerer.kind, organizationId: route.organizationId, sourceId: route.answerer.id, userValues: {},
-      traceId: crypto.randomUUID(), transport: sipTransportInfo(route.number, call.anonymous ? null : callingNumber(call.from.user ?? undefined)),
+      traceId: crypto.randomUUID(), transport: sipTransportInfo(route.number, caller?.number, caller?.raw),
       audio: sipAudioFormat(media.codec), sipCredentialId: route.credentialId,
     }, route.maxCalls);
     if (admitted === 'busy') {

@@ -254,7 +254,8 @@ for (const dialect of DIALECTS) {
         await webhook(callForm(), { url: `${w.address}${webhookPath}` }),
         await webhook(callForm({ AccountSid: 'AC99999999999999999999999999999999' })),
       ];
-      const bare = await webhook(callForm());
+      // From as bare digits: read as the called number is, and kept as sent beside it on the record.
+      const bare = await webhook(callForm({ From: '14155550100' }));
       const tampered = await fetch(`${w.address}${webhookPath}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': sign(AUTH_TOKEN, `${PUBLIC_URL}${webhookPath}`, callForm()) },
@@ -271,12 +272,58 @@ for (const dialect of DIALECTS) {
       assert.equal(tampered.status, 403);
       const after = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
       assert.equal(after, before + 1, 'only the signed request started a call');
+      const { local, callId } = streamUrl(bare.text);
+      assert.deepEqual((await callRecord(w, callId)).transport, { type: 'sip', calledNumber: NUMBER, callingNumber: CALLER, callingNumberRaw: '14155550100' });
       // That call's stream URL works once.
-      const { local } = streamUrl(bare.text);
       const client = await connectTwilioStream(local, { accountSid: ACCOUNT_SID, callSid: 'CA1', streamSid: 'MZ1' });
       client.stop();
       await client.closed;
       await assert.rejects(connectTwilioStream(local, { accountSid: ACCOUNT_SID, callSid: 'CA1', streamSid: 'MZ1' }), { statusCode: 401 });
+    });
+
+    it('a captured signed request replayed 60 times creates one call; every replay hears busy and gets no stream URL', { timeout: 60_000 }, async () => {
+      const before = (await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements;
+      const form = callForm();
+      const signature = sign(AUTH_TOKEN, `${PUBLIC_URL}${webhookPath}`, form);
+      // The request exactly as captured: the same body, signature and headers each time.
+      const replay = async () => {
+        const res = await fetch(`${w.address}${webhookPath}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature, 'i-twilio-idempotency-token': 'captured' },
+          body: new URLSearchParams(form).toString(),
+        });
+        return { status: res.status, text: await res.text() };
+      };
+      const first = await replay();
+      assert.equal(first.status, 200, first.text);
+      streamUrl(first.text);
+      const replays = await Promise.all(Array.from({ length: 60 }, replay));
+      for (const res of replays) {
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.text, '<?xml version="1.0" encoding="UTF-8"?>\n<Response><Reject reason="busy"/></Response>\n');
+      }
+      assert.equal((await w.api('GET', `${w.tenant.orgPath}/calls`)).body.totalElements, before + 1, 'one call for one CallSid');
+      assert.match(w.logs(), /this CallSid was answered before/);
+      // The next call, with its own CallSid, is answered as before.
+      const fresh = await webhook(callForm());
+      assert.equal(fresh.status, 200);
+      streamUrl(fresh.text);
+    });
+
+    it('documents what it answers (no 401, no JSON 415) and answers body errors in its own terms', async () => {
+      const openapi = (await w.api('GET', '/openapi.json')).body;
+      const route = openapi.paths['/api/v1/vendors/{vendorId}/organizations/{organizationId}/twilio/voice'].post;
+      assert.deepEqual(Object.keys(route.responses).sort(), ['200', '400', '403', '413', '415', '500', '503']);
+      assert.deepEqual(route.security, []);
+      assert.match(route.responses['415'].description, /x-www-form-urlencoded/);
+      assert.match(route.responses['413'].description, /64 KiB/);
+      const post = (type: string, body: string) => fetch(`${w.address}${webhookPath}`, { method: 'POST', headers: { 'content-type': type, 'x-twilio-signature': 'x' }, body });
+      const notForm = await post('text/plain', 'To=+14155550199');
+      assert.equal(notForm.status, 415);
+      assert.match((await notForm.json() as { message: string }).message, /x-www-form-urlencoded/);
+      const large = await post('application/x-www-form-urlencoded', `To=${'1'.repeat(70 * 1024)}`);
+      assert.equal(large.status, 413);
+      assert.match((await large.json() as { message: string }).message, /64 KiB/);
     });
 
     it('a number no assistant answers is told so in TwiML and hung up; nothing is created', async () => {

@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { freePort, kill } from '../helpers/service-process.ts';
 import { startWorld, type World } from '../calls/support/world.ts';
-import { drain } from '../events/support.ts';
+import { WHSEC as EVENTS_WHSEC, drain, startReceiver as startEventReceiver } from '../events/support.ts';
 
 const PAGE = 'docs/event-hooks.md';
 /** Generous: only a broken run waits this long for the receiver to start or print an event. */
@@ -132,6 +132,47 @@ describe('docs/event-hooks.md: the receiver example runs as shown', () => {
         await whsec.waitFor(/^call_started the-signed-one$/m);
         assert.doesNotMatch(whsec.output(), /another-one/);
       });
+
+      it('names in its table exactly the data fields Parley sends with each call event (the failed call\'s failure included)', { timeout: 60_000 }, async () => {
+        const documented = documentedFields(readFileSync(resolve(PAGE), 'utf8'));
+        const receiver = await startEventReceiver(() => 204);
+        try {
+          const types = ['call_started', 'call_ended', 'transcript_ready'];
+          const assistant = await world.createAssistant({
+            name: 'Documented', systemPromptGreeting: 'Hello!',
+            callEventHooks: types.map((type) => ({ type, parameters: { url: `${receiver.url}/${type}`, secret: EVENTS_WHSEC } })),
+          });
+          // The LLM endpoint fails: the call ends as an error, with the failure call_ended carries.
+          world.llm.respond = () => ({ status: 500, errorMessage: 'the model is down' });
+          const call = await world.open(assistant);
+          call.client.send({ type: 'user_message', text: 'Hello?' });
+          await call.client.closed;
+          world.llm.respond = () => ({ text: 'Hello.' });
+          await drain(world.t);
+          const sent = new Map(receiver.received.map((r) => {
+            const body = JSON.parse(r.body) as { type: string; data: Record<string, unknown> };
+            return [body.type, body.data];
+          }));
+          for (const type of types) {
+            const data = sent.get(type);
+            assert.ok(data, `a ${type} event was delivered`);
+            assert.deepEqual(Object.keys(data).sort(), documented.get(type), `docs/event-hooks.md's data of ${type}`);
+          }
+          assert.equal((sent.get('call_ended')?.failure as { source?: string } | undefined)?.source, 'llm');
+        } finally {
+          await receiver.close();
+        }
+      });
     });
   }
 });
+
+/** The fields the page's table lists under `data`, by event type: the backquoted names outside parentheses. */
+function documentedFields(markdown: string): Map<string, string[]> {
+  const fields = new Map<string, string[]>();
+  for (const [, type, cell] of markdown.matchAll(/^\| `(\w+)` \|[^|]*\|[^|]*\| (.*) \|$/gm)) {
+    const names = [...(cell as string).replace(/\([^()]*(\([^()]*\)[^()]*)*\)/g, '').matchAll(/`(\w+)`/g)].map((m) => m[1] as string);
+    fields.set(type as string, names.sort());
+  }
+  return fields;
+}

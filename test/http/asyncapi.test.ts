@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { ClientFrames, ServerFrames } from '../../src/calls/frames.ts';
+import { TwilioMessages, TwilioReplies } from '../../src/calls/transports/twilio-messages.ts';
 
 const dialect = DIALECTS[0]!; // the document does not depend on the database
 /** The official AsyncAPI 3.0.0 JSON Schema, vendored (see test/fixtures/asyncapi/README.md). */
@@ -48,14 +49,55 @@ describe('the call WebSocket in the API reference: /asyncapi.json', () => {
       for (const message of operation.messages) assert.ok(message.$ref.startsWith(`${operation.channel.$ref}/messages/`), `${name}: ${message.$ref} is a message of its channel`);
     }
     // Each payload is a JSON Schema that compiles.
-    const messages = Object.values<{ name: string; payload: object }>(document.channels.call.messages);
-    for (const message of messages) assert.doesNotThrow(() => ajv.compile(message.payload), message.name);
+    for (const channel of ['call', 'twilioMediaStream']) {
+      for (const message of Object.values<{ name: string; payload: object }>(document.channels[channel].messages)) {
+        assert.doesNotThrow(() => ajv.compile(message.payload), `${channel}: ${message.name}`);
+      }
+    }
 
-    assert.deepEqual(messages.map((m) => m.name).sort(), [...Object.keys(ClientFrames), ...Object.keys(ServerFrames)].sort());
+    // The call socket: every frame of frames.ts, and a voice call's binary audio both ways.
+    const prefixed = (prefix: string, names: string[]) => names.map((name) => `${prefix}_${name}`);
+    assert.deepEqual(Object.keys(document.channels.call.messages).sort(), [
+      ...prefixed('client', [...Object.keys(ClientFrames), 'audio']), ...prefixed('server', [...Object.keys(ServerFrames), 'audio']),
+    ].sort());
     assert.deepEqual(document.channels.call.messages.server_turn_done.payload.properties.type.const, 'turn_done');
+    for (const key of ['client_audio', 'server_audio']) {
+      assert.equal(document.channels.call.messages[key].contentType, 'application/octet-stream');
+      assert.deepEqual(document.channels.call.messages[key].payload.format, 'binary');
+    }
+    assert.ok(document.operations.sendClientFrame.messages.some((m: { $ref: string }) => m.$ref.endsWith('/client_audio')));
+    assert.ok(document.operations.receiveServerFrame.messages.some((m: { $ref: string }) => m.$ref.endsWith('/server_audio')));
+
+    // The Twilio Media Streams socket: what Twilio sends and what Parley answers, from the schemas the transport reads and writes with.
+    const twilio = document.channels.twilioMediaStream;
+    assert.equal(twilio.address, '/api/v1/calls/{callId}/media-stream/{token}');
+    assert.deepEqual(Object.keys(twilio.messages).sort(), [...prefixed('twilio', Object.keys(TwilioMessages)), ...prefixed('parley', Object.keys(TwilioReplies))].sort());
+    assert.equal(twilio.messages.twilio_start.payload.properties.event.const, 'start');
+    assert.deepEqual(document.operations.parleySendsToTwilio.messages.length, Object.keys(TwilioReplies).length);
+
+    // Without PARLEY_PUBLIC_URL the server is where the request went.
+    assert.deepEqual(document.servers.parley.host, 'localhost');
+    assert.deepEqual(document.servers.parley.protocol, 'ws');
 
     const openapi = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     assert.equal(openapi.externalDocs.url, '/asyncapi.json');
     assert.match(openapi.info.description, /\/asyncapi\.json/);
+    assert.deepEqual(openapi.servers.map((s: { url: string }) => s.url), ['http://localhost:80']);
+  });
+
+  it('both documents name PARLEY_PUBLIC_URL as their server when it is set, path prefix included', async () => {
+    const behind = await buildTestApp(dialect, { PARLEY_PUBLIC_URL: 'https://voice.example.com/parley/' });
+    try {
+      const asyncapi = (await behind.app.inject({ method: 'GET', url: '/asyncapi.json', headers: { host: 'internal:8080' } })).json();
+      assert.deepEqual(asyncapi.servers.parley, { host: 'voice.example.com', protocol: 'wss', pathname: '/parley', description: asyncapi.servers.parley.description });
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      addFormats(ajv);
+      const validate = ajv.compile(JSON.parse(readFileSync(SCHEMA, 'utf8')));
+      assert.equal(validate(asyncapi), true, JSON.stringify(validate.errors, null, 2));
+      const openapi = (await behind.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'internal:8080' } })).json();
+      assert.deepEqual(openapi.servers.map((s: { url: string }) => s.url), ['https://voice.example.com/parley']);
+    } finally {
+      await behind.close();
+    }
   });
 });

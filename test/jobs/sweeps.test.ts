@@ -4,6 +4,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { EGRESS_ENV, WHSEC, drain, enqueue, sourceWithHooks, startReceiver } from '../events/support.ts';
+import { CALL_SID_RETENTION_MS, claimCallSid } from '../../src/modules/twilio/twilio.replays.ts';
 
 const DAY = 86_400_000;
 const DAYS = 30;
@@ -63,6 +64,19 @@ for (const dialect of DIALECTS) {
       const ringing = await t.db.kysely.selectFrom('calls').select('id').where('status', '!=', 'ended').execute();
       assert.deepEqual(ringing, []);
       assert.equal(await count('calls'), DAYS, 'call records are history: they stay');
+    });
+
+    it('Twilio CallSids are refused as replays for the whole retention, then swept', async () => {
+      const claim = () => claimCallSid(t.db.kysely, a.organizationId, 'CA0123456789abcdef0123456789abcdef', clock.now());
+      assert.equal(await claim(), true);
+      assert.equal(await claim(), false, 'a replay');
+      clock.advance(CALL_SID_RETENTION_MS - DAY);
+      await t.app.runner.sweepNow();
+      assert.equal(await claim(), false, 'still a replay a day before the retention ends');
+      clock.advance(2 * DAY);
+      await t.app.runner.sweepNow();
+      const left = await t.db.kysely.selectFrom('twilio_call_sids').select('call_sid').execute();
+      assert.deepEqual(left, [], 'swept once older than the retention');
     });
   });
 }

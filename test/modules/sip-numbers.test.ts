@@ -82,17 +82,74 @@ for (const dialect of DIALECTS) {
       assert.equal(again.statusCode, 409);
       assert.equal(again.json().error.code, 'CONFLICT');
       assert.deepEqual(errorPaths(again.body), ['number']);
-      const elsewhere = await t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+4940111111', sipCredentialId: foreignCredentialId } });
-      assert.equal(elsewhere.statusCode, 201, 'another organization may hold the same number');
+      const otherTrunk = await t.call('POST', `${b.orgPath}/sip/credentials`, { body: { ...trunk, hostname: 'sip.other-carrier.example' } });
+      const elsewhere = await t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+4940111111', sipCredentialId: otherTrunk.json().data.id } });
+      assert.equal(elsewhere.statusCode, 201, 'another organization may hold the same number on another trunk');
 
       const second = await t.call('POST', url, { body: { number: '+4940222222', sipCredentialId: credentialId } });
       const secondUrl = second.headers.location as string;
       assert.equal((await t.call('PUT', secondUrl, { body: { number: '+4940111111', sipCredentialId: credentialId } })).statusCode, 409);
       assert.equal((await t.call('PUT', secondUrl, { body: { number: '+4940222222', sipCredentialId: credentialId, name: 'Same' } })).statusCode, 200);
-      for (const location of [first.headers.location, secondUrl, elsewhere.headers.location]) {
+      for (const location of [first.headers.location, secondUrl, elsewhere.headers.location, otherTrunk.headers.location]) {
         assert.equal((await t.call('DELETE', location as string)).statusCode, 200);
       }
       assert.equal((await t.call('GET', url)).json().totalElements, 0);
+    });
+
+    it('a number another organization has on the same trunk address (a shared SBC) is a 409 naming it; written in any spelling of the address, and by moving credentials there', async () => {
+      // Issue 25, defect 4: B claims the number first on credentials naming the shared SBC; A's
+      // later claim was a 201, and A's callers were then answered by B's assistant.
+      const sbc = async (org: Tenant, hostname: string) => (await t.call('POST', `${org.orgPath}/sip/credentials`, { body: { ...trunk, name: 'SBC', hostname } })).json().data.id as string;
+      const bOnSbc = await sbc(b, 'sbc.shared.example');
+      const taken = await t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+12125550300', sipCredentialId: bOnSbc } });
+      assert.equal(taken.statusCode, 201, taken.body);
+      const before = (await t.call('GET', url)).json().totalElements;
+      for (const hostname of ['sbc.shared.example', 'SBC.Shared.Example.']) {
+        const aOnSbc = await sbc(a, hostname);
+        const claim = await t.call('POST', url, { body: { number: '+1 212 555 0300', sipCredentialId: aOnSbc } });
+        assert.equal(claim.statusCode, 409, `${hostname}: ${claim.body}`);
+        assert.equal(claim.json().error.code, 'CONFLICT');
+        assert.deepEqual(errorPaths(claim.body), ['number']);
+        assert.match(claim.json().message, /\+12125550300 on the trunk address sbc\.shared\.example/);
+        assert.doesNotMatch(claim.body, new RegExp(b.organizationId), 'the other organization is not named');
+        assert.equal((await t.call('DELETE', `${a.orgPath}/sip/credentials/${aOnSbc}`)).statusCode, 200);
+      }
+      assert.equal((await t.call('GET', url)).json().totalElements, before, 'nothing was created');
+
+      // IP addresses in other spellings are the same address.
+      const bOnIp = await sbc(b, '2001:db8::5');
+      assert.equal((await t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+12125550301', sipCredentialId: bOnIp } })).statusCode, 201);
+      const aOnIp = await sbc(a, '[2001:0db8:0:0::5]');
+      assert.equal((await t.call('POST', url, { body: { number: '+12125550301', sipCredentialId: aOnIp } })).statusCode, 409);
+
+      // Claimed on another host first, then the credentials are moved to the SBC: the same 409, nothing changes.
+      const aElsewhere = await sbc(a, 'sip.a-only.example');
+      const moved = await t.call('POST', url, { body: { number: '+12125550300', sipCredentialId: aElsewhere } });
+      assert.equal(moved.statusCode, 201, moved.body);
+      const move = await t.call('PATCH', `${a.orgPath}/sip/credentials/${aElsewhere}`, { body: { hostname: 'sbc.shared.example', password: 'again' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(move.statusCode, 409, move.body);
+      assert.deepEqual(errorPaths(move.body), ['number']);
+      assert.equal((await t.call('GET', `${a.orgPath}/sip/credentials/${aElsewhere}`)).json().data.hostname, 'sip.a-only.example');
+
+      for (const location of [moved.headers.location, taken.headers.location]) assert.equal((await t.call('DELETE', location as string)).statusCode, 200);
+      const leftover = (await t.call('GET', `${b.orgPath}/sip/numbers`)).json().data.filter((n: { number: string }) => n.number === '+12125550301');
+      for (const n of leftover) assert.equal((await t.call('DELETE', `${b.orgPath}/sip/numbers/${n.id}`)).statusCode, 200);
+      for (const [org, id] of [[a, aElsewhere], [a, aOnIp], [b, bOnSbc], [b, bOnIp]] as const) {
+        assert.equal((await t.call('DELETE', `${org.orgPath}/sip/credentials/${id}`)).statusCode, 200);
+      }
+    });
+
+    it('two organizations claiming one number on one trunk at the same time: one 201, one 409', async () => {
+      const sbcOf = async (org: Tenant) => (await t.call('POST', `${org.orgPath}/sip/credentials`, { body: { ...trunk, name: 'SBC', hostname: '192.0.2.40' } })).json().data.id as string;
+      const [aSbc, bSbc] = [await sbcOf(a), await sbcOf(b)];
+      const claims = await Promise.all([
+        t.call('POST', url, { body: { number: '+12125550302', sipCredentialId: aSbc } }),
+        t.call('POST', `${b.orgPath}/sip/numbers`, { body: { number: '+12125550302', sipCredentialId: bSbc } }),
+      ]);
+      assert.deepEqual(claims.map((c) => c.statusCode).sort(), [201, 409], claims.map((c) => c.body).join('\n'));
+      const won = claims.find((c) => c.statusCode === 201)!;
+      assert.equal((await t.call('DELETE', won.headers.location as string)).statusCode, 200);
+      for (const [org, id] of [[a, aSbc], [b, bSbc]] as const) assert.equal((await t.call('DELETE', `${org.orgPath}/sip/credentials/${id}`)).statusCode, 200);
     });
 
     it('400 on sipCredentialId of another organization or none', async () => {

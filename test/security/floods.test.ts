@@ -1,7 +1,10 @@
 /**
  * Issue 10, item 6: floods from strangers. Guessing call tokens costs the database one read
  * and no write per guess, and past PARLEY_FAILED_REQUESTS_PER_MINUTE an address is refused
- * before any token check or database read, while other clients go on as before.
+ * (unknown routes before any token check or database read, failed credentials with 429 instead
+ * of 401), while other clients go on as before.
+ * Issue 25: the guard refuses only requests without valid credentials from that address, never
+ * a health probe nor a tenant with a valid token behind the same address.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +15,7 @@ import { WebSocket } from 'ws';
 import { ManualClock } from '../../src/clock.ts';
 import type { Db } from '../../src/db/database.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { ADMIN_TOKEN, buildTestApp, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
+import { ADMIN_TOKEN, buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { connectionsOf, waitFor } from './support.ts';
 
 const BUDGET = 20;
@@ -103,12 +106,23 @@ for (const dialect of DIALECTS) {
         assert.ok(Number(res.headers['retry-after']) > 0);
         assert.equal(res.headers.connection, 'close');
       }
+      // A call token is a credential, checked as for anyone (one read by key), never a write.
+      assert.equal(counts.writes, flooded.writes, 'a refused guess wrote to the database');
+      assert.ok(counts.reads - flooded.reads <= 200 * 2, `${counts.reads - flooded.reads} reads for 200 refused guesses`);
       // A refused upgrade is out of the HTTP server's hands: it must still be closed, not held.
       await waitFor('the refused upgrades to be closed', async () => (await connectionsOf(t.app.server)) === 0);
-      // Unknown routes and bad API tokens from the same address meet the same wall.
+      // An unknown route from the same address is refused before anything is read.
+      const probed = { ...counts };
       assert.equal((await from(STRANGER, '/api/v1/nothing')).statusCode, 429);
-      assert.equal((await from(STRANGER, a.orgPath, 'Bearer prl_aaaaaaaaaaaa_guess')).statusCode, 429);
-      assert.deepEqual(counts, flooded, 'refused requests touched the database');
+      assert.deepEqual(counts, probed, 'a refused unknown route touched the database');
+      // A bad API token meets the same wall, after its one lookup.
+      const badToken = await from(STRANGER, a.orgPath, 'Bearer prl_aaaaaaaaaaaa_guess');
+      assert.equal(badToken.statusCode, 429, badToken.body);
+      assert.equal(badToken.json().error.code, 'RATE_LIMITED');
+      assert.equal(counts.writes, probed.writes);
+      // The health probes are never refused.
+      assert.equal((await from(STRANGER, '/healthz')).statusCode, 200);
+      assert.equal((await from(STRANGER, '/readyz')).statusCode, 200);
 
       // Another client is served as before, and the ringing call is untouched.
       const customer = await from(CUSTOMER, a.orgPath, `Bearer ${ADMIN_TOKEN}`);
@@ -128,6 +142,50 @@ for (const dialect of DIALECTS) {
         assert.equal(res.statusCode, 404);
       }
       assert.equal((await from(customer, a.orgPath, `Bearer ${ADMIN_TOKEN}`)).statusCode, 200);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`the flood guard behind a shared address (${dialect})`, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let editor: string;
+    // A clock that stands still: the 300 failures all fall in one minute, however slow the machine.
+    const clock = new ManualClock('2026-11-18T10:00:00Z');
+    before(async () => {
+      t = await buildTestApp(dialect, {}, { clock });
+      a = await createTenant(t);
+      editor = await createApiToken(t, a.vendorId, { organizationId: a.organizationId, role: 'editor' });
+    });
+    after(() => t.close());
+
+    const fromLoopback = (method: 'GET' | 'POST', url: string, authorization?: string, body?: object) =>
+      t.app.inject({ method, url, remoteAddress: '127.0.0.1', headers: authorization ? { authorization } : {}, ...(body ? { payload: body } : {}) });
+
+    it('300 bad-token requests from 127.0.0.1: /healthz still answers 200 quickly and a valid tenant creates, while bad tokens stay refused', async () => {
+      assert.equal(t.config.failedRequestsPerAddress, 300, 'the default budget');
+      for (let i = 0; i < 300; i++) {
+        const res = await fromLoopback('GET', `${a.orgPath}/assistants`, `Bearer prl_${'a'.repeat(12)}_${randomBytes(32).toString('base64url').slice(0, 43)}`);
+        assert.equal(res.statusCode, 401, res.body);
+      }
+      const started = performance.now();
+      const health = await fromLoopback('GET', '/healthz');
+      const took = performance.now() - started;
+      assert.equal(health.statusCode, 200, health.body);
+      // Without the fix it is a 429; the bound only keeps a stalled probe from passing.
+      assert.ok(took < 1_000, `/healthz took ${took.toFixed(0)} ms`);
+      assert.equal((await fromLoopback('GET', '/readyz')).statusCode, 200);
+
+      const created = await fromLoopback('POST', `${a.orgPath}/assistants`, `Bearer ${editor}`, { name: 'Behind the same NAT' });
+      assert.equal(created.statusCode, 201, created.body);
+
+      const refused = await fromLoopback('GET', `${a.orgPath}/assistants`, `Bearer prl_${'b'.repeat(12)}_${randomBytes(32).toString('base64url').slice(0, 43)}`);
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(refused.json().error.code, 'RATE_LIMITED');
+      assert.ok(Number(refused.headers['retry-after']) > 0);
+      assert.equal((await fromLoopback('GET', '/api/v1/nothing')).statusCode, 429, 'an unknown route is refused too');
+      assert.equal((await fromLoopback('POST', `${a.orgPath}/assistants`, undefined, { name: 'No token' })).statusCode, 429, 'no token at all is refused');
     });
   });
 }

@@ -183,6 +183,27 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(json(ended.transport), { type: 'sip', calledNumber: NUMBER, callingNumber: 'anonymous' });
     });
 
+    it('a caller sent as bare digits is read as the called number is (international E.164); the record keeps what the trunk sent, the tool sees interface.md\'s transport', { timeout: 60_000 }, async () => {
+      await until('registered', credential, (c) => c.registration?.state === 'registered');
+      const toolsFrom = receiver.requests.length;
+      const caller = await startSipp({
+        scenario: 'uac-talk.xml', remote: `127.0.0.1:${k.udpPort}`, service: NUMBER, timeoutSeconds: 40,
+        vars: { FROM: '<sip:49176918682@127.0.0.1>', PRIVACY: 'Privacy: none', DIGIT: '5', TALK_MS: '6000' },
+      });
+      try {
+        await until('the tool call', async () => receiver.requests.length, (n) => n > toolsFrom);
+        assert.deepEqual(receiver.requests[toolsFrom]?.body.transport, { type: 'sip', calledNumber: NUMBER, callingNumber: '+49176918682' });
+        const { code, log } = await caller.done;
+        assert.equal(code, 0, log);
+      } finally {
+        await caller.stop();
+      }
+      const ended = await until('the call ended', lastCall, (row) => row.status === 'ended');
+      assert.deepEqual(json(ended.transport), { type: 'sip', calledNumber: NUMBER, callingNumber: '+49176918682', callingNumberRaw: '49176918682' });
+      const record = (await w.api('GET', `${w.tenant.orgPath}/calls/${ended.id}`)).body.data;
+      assert.equal(record.transport.callingNumberRaw, '49176918682');
+    });
+
     it('404 for a number nobody has, and for a number whose trunk is another host', { timeout: 30_000 }, async () => {
       // Credentials on 127.0.0.2 with a number: an INVITE for it from 127.0.0.1 is not from its trunk.
       const elsewhere = await w.api('POST', `${w.tenant.orgPath}/sip/credentials`, { name: 'Elsewhere', hostname: '127.0.0.2', username: 'x', password: 'y' });

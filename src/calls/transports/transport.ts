@@ -1,17 +1,28 @@
 import type { ServerFrame } from '../frames.ts';
 
 /**
- * How a call was connected: the `transport` object of every tool webhook request
- * (interface.md). SIP adds the numbers; a caller who withheld theirs is `anonymous`.
+ * How a call was connected: the call record's `transport`, and (without `callingNumberRaw`)
+ * the `transport` object of every tool webhook request (interface.md). SIP adds the numbers; a
+ * caller who withheld theirs is `anonymous`.
  */
 export type TransportInfo =
   | { type: 'websocket' }
-  | { type: 'sip'; calledNumber: string; callingNumber: string };
+  | { type: 'sip'; calledNumber: string; callingNumber: string; callingNumberRaw?: string };
 
-/** The SIP transport object; a withheld or missing caller number becomes the literal `anonymous`. */
-export function sipTransportInfo(calledNumber: string, callingNumber: string | null | undefined): TransportInfo {
+/**
+ * The SIP transport object; a withheld or missing caller number becomes the literal
+ * `anonymous`. `callingNumberRaw` keeps what the trunk sent when the number was read from it
+ * differently (bare digits read as international): the record shows it, tool webhooks do not.
+ */
+export function sipTransportInfo(calledNumber: string, callingNumber: string | null | undefined, callingNumberRaw?: string): TransportInfo {
   const calling = callingNumber?.trim();
-  return { type: 'sip', calledNumber, callingNumber: calling && calling.toLowerCase() !== 'anonymous' ? calling : 'anonymous' };
+  if (!calling || calling.toLowerCase() === 'anonymous') return { type: 'sip', calledNumber, callingNumber: 'anonymous' };
+  return { type: 'sip', calledNumber, callingNumber: calling, ...(callingNumberRaw ? { callingNumberRaw } : {}) };
+}
+
+/** The transport object of a tool webhook request: exactly the fields interface.md fixes. */
+export function webhookTransport(info: TransportInfo): TransportInfo {
+  return info.type === 'sip' ? { type: 'sip', calledNumber: info.calledNumber, callingNumber: info.callingNumber } : { type: info.type };
 }
 
 /** What a transport can do beyond frames; absent on transports that cannot (the WebSocket). */

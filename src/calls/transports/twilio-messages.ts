@@ -43,10 +43,18 @@ export type TwilioMessage = { [K in keyof typeof TwilioMessages]: Static<(typeof
 export type TwilioStart = Static<typeof TwilioMessages.start>['start'];
 
 /** What Parley sends back: audio, `clear` on barge-in, and a mark before it closes the socket. */
-export type ToTwilio =
-  | { event: 'media'; streamSid: string; media: { payload: string } }
-  | { event: 'clear'; streamSid: string }
-  | { event: 'mark'; streamSid: string; mark: { name: string } };
+export const TwilioReplies = {
+  media: Type.Object({
+    event: Type.Literal('media'), streamSid: Type.String(),
+    media: Type.Object({ payload: Type.String({ description: 'base64 of 20 ms of the assistant\'s voice, mu-law at 8 kHz (160 bytes)' }) }),
+  }, { description: 'The assistant\'s voice, paced in real time with 100 ms sent ahead' }),
+  clear: Type.Object({ event: Type.Literal('clear'), streamSid: Type.String() }, { description: 'The caller spoke over the answer: drop what is buffered and not played' }),
+  mark: Type.Object({ event: Type.Literal('mark'), streamSid: Type.String(), mark: Type.Object({ name: Type.String() }) }, {
+    description: 'Sent once, after the last audio, when the call ends from Parley\'s side; Parley closes the socket when Twilio echoes it',
+  }),
+} as const;
+
+export type ToTwilio = { [K in keyof typeof TwilioReplies]: Static<(typeof TwilioReplies)[K]> }[keyof typeof TwilioReplies];
 
 const checkers: Record<string, { Check(value: unknown): boolean }> = Object.fromEntries(
   Object.entries(TwilioMessages).map(([event, schema]) => [event, Compile(schema)]),

@@ -61,7 +61,12 @@ const TurnLatency = Type.Object(
 const Endpointing = Type.String({ enum: ['smart', 'vad', 'provider'], description: 'Voice calls: how the caller\'s turn was ended: smart (words and silence), vad (silence alone), provider (the STT said the speech ended)' });
 
 const Transport = Type.Object(
-  { type: Type.String({ enum: ['websocket', 'sip'] }), calledNumber: Type.Optional(Type.String()), callingNumber: Type.Optional(Type.String()) },
+  {
+    type: Type.String({ enum: ['websocket', 'sip'] }),
+    calledNumber: Type.Optional(Type.String()),
+    callingNumber: Type.Optional(Type.String({ description: 'E.164 when it reads as a number (bare digits as international, like calledNumber), else as sent; `anonymous` when withheld' })),
+    callingNumberRaw: Type.Optional(Type.String({ description: 'What the trunk (or Twilio) sent, when callingNumber is a reading of it (bare digits read as international). Not in tool webhook requests' })),
+  },
   { title: 'CallTransport' },
 );
 

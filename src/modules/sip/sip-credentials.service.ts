@@ -7,7 +7,8 @@ import {
   deleteSipCredentialRow, findSipCredential, insertSipCredential, readSipCredential, registrationOf, toSipCredential, updateSipCredentialRow,
 } from './sip-credentials.repository.ts';
 import type { SipCredential, SipCredentialCreate, SipCredentialUpdate, SipTransportName } from './sip-credentials.schemas.ts';
-import { firstNumberOf } from './sip-numbers.repository.ts';
+import { firstNumberOf, numbersOf } from './sip-numbers.repository.ts';
+import { assertNumberUnclaimed, trunkAddress } from './number-claims.ts';
 import { assertHostname, portOf, validateSipTarget } from './sip-validate.ts';
 
 type Deps = Pick<Context, 'db' | 'clock' | 'secrets' | 'egress'>;
@@ -58,16 +59,22 @@ export async function updateSipCredential(deps: Deps, organizationId: string, id
   if (keepPassword && (stored.hostname !== body.hostname || stored.port !== portOf(body) || stored.transport !== transport)) {
     throw badRequest('Send the password again', [{ path: 'password', message: 'must be sent again: hostname, port or transport changed, and a kept password never follows a new server' }]);
   }
-  await updateSipCredentialRow(deps.db.kysely, organizationId, id, {
-    name: body.name,
-    hostname: body.hostname,
-    port: portOf(body),
-    transport,
-    username: body.username,
-    ...(keepPassword ? {} : { password_sealed: deps.secrets.seal(body.password as string) }),
-    max_agent_tasks: body.maxAgentTasks ?? 1,
-    register: body.register ? 1 : 0,
-    updated_at: deps.clock.now().toISOString(),
+  await deps.db.kysely.transaction().execute(async (trx) => {
+    // Pointing credentials at another host moves their numbers' claims there: each must be free.
+    if (trunkAddress(stored.hostname) !== trunkAddress(body.hostname)) {
+      for (const { number } of await numbersOf(trx, id)) await assertNumberUnclaimed(trx, deps.db.dialect, organizationId, number, body.hostname);
+    }
+    await updateSipCredentialRow(trx, organizationId, id, {
+      name: body.name,
+      hostname: body.hostname,
+      port: portOf(body),
+      transport,
+      username: body.username,
+      ...(keepPassword ? {} : { password_sealed: deps.secrets.seal(body.password as string) }),
+      max_agent_tasks: body.maxAgentTasks ?? 1,
+      register: body.register ? 1 : 0,
+      updated_at: deps.clock.now().toISOString(),
+    });
   });
 }
 

@@ -30,6 +30,11 @@ export function findByNumber(db: Executor, organizationId: string, number: strin
   return db.selectFrom('sip_numbers').select('id').where('organization_id', '=', organizationId).where('number', '=', number).executeTakeFirst();
 }
 
+/** The numbers that go out through these credentials. */
+export function numbersOf(db: Executor, sipCredentialId: string) {
+  return db.selectFrom('sip_numbers').select(['number']).where('sip_credential_id', '=', sipCredentialId).execute();
+}
+
 /** A SIP number that goes out through these credentials, if any (they cannot be deleted then). */
 export function firstNumberOf(db: Executor, sipCredentialId: string) {
   return db.selectFrom('sip_numbers').select(['number']).where('sip_credential_id', '=', sipCredentialId).executeTakeFirst();

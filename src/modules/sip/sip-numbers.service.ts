@@ -1,10 +1,13 @@
+import type { Transaction } from 'kysely';
 import type { Context } from '../../context.ts';
-import type { Executor } from '../../db/schema.ts';
+import type { Db } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
 import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import type { Edit } from '../../http/updates.ts';
 import { firstUserOf } from '../assistants/assistants.repository.ts';
 import { checkNumber } from '../../telephony/phone.ts';
 import { findSipCredential } from './sip-credentials.repository.ts';
+import { assertNumberUnclaimed } from './number-claims.ts';
 import {
   deleteSipNumberRow, findByNumber, findSipNumber, insertSipNumber, toSipNumber, updateSipNumberRow,
 } from './sip-numbers.repository.ts';
@@ -20,15 +23,20 @@ function e164Of(body: SipNumberWrite): string {
   return number;
 }
 
-/** The checks a write makes inside its transaction: credentials of this organization, number not taken. */
-async function checkWrite(db: Executor, organizationId: string, body: SipNumberWrite, number: string, self: string | null) {
-  if (!(await findSipCredential(db, organizationId, body.sipCredentialId))) {
+/**
+ * The checks a write makes inside its transaction: credentials of this organization, number not
+ * taken here, nor by another organization on the same trunk address.
+ */
+async function checkWrite(trx: Transaction<Database>, dialect: Db['dialect'], organizationId: string, body: SipNumberWrite, number: string, self: string | null) {
+  const credential = await findSipCredential(trx, organizationId, body.sipCredentialId);
+  if (!credential) {
     throw badRequest('Invalid references', [{ path: 'sipCredentialId', message: 'is not SIP credentials of this organization' }]);
   }
-  const taken = await findByNumber(db, organizationId, number);
+  const taken = await findByNumber(trx, organizationId, number);
   if (taken && taken.id !== self) {
     throw conflict('The number already exists in this organization', [{ path: 'number', message: `${number} is already a SIP number of this organization` }]);
   }
+  await assertNumberUnclaimed(trx, dialect, organizationId, number, credential.hostname);
 }
 
 export async function createSipNumber({ db, clock }: Deps, organizationId: string, body: SipNumberWrite): Promise<SipNumber> {
@@ -39,7 +47,7 @@ export async function createSipNumber({ db, clock }: Deps, organizationId: strin
     name: body.name ?? number, created_at: at, updated_at: at,
   };
   await db.kysely.transaction().execute(async (trx) => {
-    await checkWrite(trx, organizationId, body, number, null);
+    await checkWrite(trx, db.dialect, organizationId, body, number, null);
     await insertSipNumber(trx, row);
   });
   return toSipNumber(row);
@@ -57,7 +65,7 @@ export async function updateSipNumber({ db, clock }: Deps, organizationId: strin
     if (!row) throw notFound(NAME);
     const body = edit(toSipNumber(row));
     const number = e164Of(body);
-    await checkWrite(trx, organizationId, body, number, id);
+    await checkWrite(trx, db.dialect, organizationId, body, number, id);
     await updateSipNumberRow(trx, organizationId, id, { number, sip_credential_id: body.sipCredentialId, name: body.name ?? number, updated_at: clock.now().toISOString() });
   });
 }

@@ -13,7 +13,7 @@ export const TwilioVoiceRequest = Type.Object(
   {
     To: FormText(256, 'The number dialled (E.164, or a SIP URI for calls to a Twilio SIP domain)'),
     From: Type.Optional(FormText(256)),
-    CallSid: Type.Optional(FormText(64)),
+    CallSid: Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', description: 'Twilio\'s id of the call; a CallSid the organization has answered before is refused (a replay)' }),
     AccountSid: Type.Optional(FormText(64)),
   },
   {
@@ -27,6 +27,7 @@ export type TwilioVoiceRequest = Static<typeof TwilioVoiceRequest>;
 export const TwiML = Type.String({
   title: 'TwiML',
   description: 'TwiML: <Connect><Stream url="wss://…/media-stream/…"/></Connect> for a number an assistant answers; ' +
-    '<Say> and <Hangup/> for a number none answers; <Reject reason="busy"/> when the organization is at its call limit',
+    '<Say> and <Hangup/> for a number none answers; <Reject reason="busy"/> when the organization is at its call limit, ' +
+    'or for a CallSid it has answered before (a replayed request)',
   examples: ['<?xml version="1.0" encoding="UTF-8"?>\n<Response><Connect><Stream url="wss://parley.example.com/api/v1/calls/6a1f0c52-8f3e-4d7a-9b61-0c2e4f5a7d19/media-stream/3qQ9…"/></Connect></Response>\n'],
 });

@@ -11,6 +11,7 @@ import { resolveProviderAccess } from '../providers/providers.service.ts';
 import { callingNumber, dialledNumber } from '../../telephony/numbers.ts';
 import { connectStream, rejectBusy, sayAndHangUp } from '../../telephony/twiml.ts';
 import { answeringAssistant } from '../sip/telephony-directory.ts';
+import { claimCallSid, releaseCallSid } from './twilio.replays.ts';
 import type { TwilioVoiceRequest } from './twilio.schemas.ts';
 
 /** What the caller hears when the number dialled is not one an assistant or agent of the organization answers. */
@@ -61,23 +62,40 @@ export async function verifyTwilioRequest(ctx: Context, request: FastifyRequest)
 /**
  * Answers a verified voice request with TwiML: a call for the assistant (or agent) that answers
  * the number dialled, whose media stream Twilio connects to; a spoken refusal for a number none
- * answers; a busy signal when the organization is at its call limit.
+ * answers; a busy signal when the organization is at its call limit, and for a CallSid it has
+ * answered before (a replay: Twilio's signature has no timestamp, so the CallSid is what tells).
  */
 export async function answerVoiceRequest(deps: CallDeps, request: FastifyRequest): Promise<string> {
   const { ctx } = deps;
   const { organizationId } = request.params as { organizationId: string };
   const form = request.body as TwilioVoiceRequest;
+  if (!(await claimCallSid(ctx.db.kysely, organizationId, form.CallSid, ctx.clock.now()))) {
+    request.log.warn({ organizationId, callSid: form.CallSid }, 'Twilio voice request refused: this CallSid was answered before (a replay, or Twilio retrying a request whose answer it lost)');
+    return rejectBusy();
+  }
+  try {
+    return await answerCall(deps, request, organizationId, form);
+  } catch (err) {
+    // Failed on our side: Twilio's retry of this CallSid gets a fresh attempt, not the replay answer.
+    await releaseCallSid(ctx.db.kysely, organizationId, form.CallSid).catch(() => {});
+    throw err;
+  }
+}
+
+async function answerCall(deps: CallDeps, request: FastifyRequest, organizationId: string, form: TwilioVoiceRequest): Promise<string> {
+  const { ctx } = deps;
   const called = dialledNumber(form.To);
   const answering = called ? await answeringAssistant(ctx.db.kysely, organizationId, called) : 'no_number';
   if (typeof answering === 'string') {
     request.log.warn({ organizationId, callSid: form.CallSid, reason: answering }, 'Twilio call to a number no assistant answers');
     return sayAndHangUp(NOT_CONNECTED);
   }
+  const caller = callingNumber(form.From);
   let call: { id: string; token: string };
   try {
     call = await createCall(deps, {
       kind: answering.kind, organizationId, sourceId: answering.id, userValues: {}, traceId: request.id,
-      transport: sipTransportInfo(called ?? form.To, callingNumber(form.From)), audio: TWILIO_AUDIO,
+      transport: sipTransportInfo(called ?? form.To, caller?.number, caller?.raw), audio: TWILIO_AUDIO,
     });
   } catch (err) {
     if (err instanceof AppError && err.status === 409) return rejectBusy();

@@ -6,6 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { DEFAULT_CONSOLE_ROOT } from '../../src/http/console.ts';
@@ -14,6 +15,7 @@ import type { StoredExtension } from '../../src/modules/assistants/items.ts';
 import { ADMIN_TOKEN, buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { toolWebhook } from '../helpers/fixtures.ts';
+import { until } from '../helpers/until.ts';
 import { captureLooks, openBrowser, type Browser } from './support/browser.ts';
 import { SHOTS } from './support/walk.ts';
 
@@ -77,6 +79,10 @@ for (const [index, dialect] of DIALECTS.entries()) {
       }
       return out;
     }
+    /** Waits for the rows to read `expected` (or to begin with it): the current version's badge comes from a second request, which may answer after the rows are drawn. */
+    async function expectRows(page: Page, expected: string[][], only = true): Promise<void> {
+      await until('the version rows', () => versionRows(page), (rows) => isDeepStrictEqual(only ? rows : rows.slice(0, expected.length), expected));
+    }
     after(async () => {
       await t?.close();
     });
@@ -99,9 +105,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
       await page.getByRole('link', { name: 'Front desk' }).click();
       await page.getByRole('link', { name: 'History' }).click();
       await page.getByRole('heading', { name: 'History of Front desk' }).waitFor();
-      const rows = page.getByRole('region', { name: 'Versions' }).getByRole('row');
-      await rows.nth(2).waitFor();
-      assert.deepEqual(await versionRows(page), [['2 current', '—', 'systemPrompt, extensions changed'], ['1', 'ci-deployer', 'created']]);
+      await expectRows(page, [['2 current', '—', 'systemPrompt, extensions changed'], ['1', 'ci-deployer', 'created']]);
 
       // By default the two newest: the prompt's changed line, and the tool whose header value alone changed.
       const differences = page.getByRole('region', { name: 'Differences' });
@@ -122,8 +126,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
       await ask.getByRole('button', { name: 'Restore version 1 now' }).click();
       await page.getByText('Restored version 1 as version 3.').waitFor();
       await differences.getByText('No differences: version 3 has the configuration of version 1.').waitFor();
-      await rows.nth(3).waitFor();
-      assert.deepEqual((await versionRows(page))[0], ['3 current', '—', 'restored version 1: systemPrompt, extensions changed']);
+      await expectRows(page, [['3 current', '—', 'restored version 1: systemPrompt, extensions changed']], false);
 
       const current = (await t.call('GET', item)).json().data;
       assert.equal(current.systemPrompt, 'You are the front desk of Acme.\nBe brief.\nNever promise a refund.');
@@ -140,8 +143,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
       const { page } = b;
       await signIn(page, viewer, false);
       await page.goto(`/console/assistants/${id}/history`);
-      await page.getByRole('region', { name: 'Versions' }).getByRole('row').nth(2).waitFor();
-      assert.deepEqual(await versionRows(page), [['2 current', '—', 'systemPrompt, extensions changed'], ['1', 'ci-deployer', 'created']]);
+      await expectRows(page, [['2 current', '—', 'systemPrompt, extensions changed'], ['1', 'ci-deployer', 'created']]);
       await page.getByRole('button', { name: 'Compare version 1 with the current one' }).click();
       await page.getByRole('region', { name: 'Differences' }).getByText('From version 1 to version 2').waitFor();
       assert.equal(await page.getByRole('button', { name: /^Restore/ }).count(), 0);

@@ -157,6 +157,10 @@ for (const [index, dialect] of DIALECTS.entries()) {
       await timeline.getByText('Call started').waitFor();
       await timeline.getByText('Assistant: Hello.').waitFor({ timeout: 30_000 });
       await timeline.getByText(`You: ${QUESTION}`).waitFor({ timeout: LEAD_SECONDS * 1000 + 40_000 });
+      // What the page had played before the answer: the greeting, or the part of it the question cut.
+      const speaker = page.locator('[data-played-samples]');
+      const playedSeconds = async () => Number(await speaker.getAttribute('data-played-samples')) / Number(await speaker.getAttribute('data-played-rate'));
+      const greetingPlayed = await playedSeconds();
       await timeline.getByText(`Assistant: ${ANSWER}`).waitFor({ timeout: 30_000 });
 
       // The console sent the microphone's speech: as long as the file's, at its level.
@@ -178,13 +182,16 @@ for (const [index, dialect] of DIALECTS.entries()) {
 
       // The page's player played the assistant's voice: the greeting and the answer, which eSpeak
       // says in about 1.5 s, all of it on a quiet machine; on a starved one the greeting may still
-      // be playing when the question comes, and the caller's speech cuts it (interrupted).
-      const speaker = page.locator('[data-played-samples]');
-      const playedSeconds = async () => Number(await speaker.getAttribute('data-played-samples')) / Number(await speaker.getAttribute('data-played-rate'));
+      // be playing when the question comes, and the caller's speech cuts it (interrupted). Hang up
+      // only once the answer has played out (its samples stopped growing for 2 s after passing the
+      // greeting's): hanging up earlier cuts it, and the record keeps what was heard.
       // Polled from here: the page's CSP refuses the string evaluation waitForFunction would use.
-      for (const until = Date.now() + 20_000; !((await playedSeconds()) >= 0.5);) {
-        if (Date.now() > until) throw new Error(`the page played ${await playedSeconds()} s`);
+      let [last, steadySince] = [await playedSeconds(), Date.now()];
+      for (const until = Date.now() + 40_000; !(last >= greetingPlayed + 0.5 && Date.now() - steadySince >= 2000);) {
+        if (Date.now() > until) throw new Error(`the page played ${last} s (${greetingPlayed} s before the answer)`);
         await setTimeout(100);
+        const now = await playedSeconds();
+        if (now !== last) [last, steadySince] = [now, Date.now()];
       }
 
       if (index === 0) assert.deepEqual(await captureLooks(page, SHOTS, 'voice-call'), []);

@@ -18,7 +18,7 @@ export interface ListenerEvents {
   failed(error: unknown): void;
 }
 
-/** Audio pushes waiting for the VAD; past this the oldest are dropped (an overloaded process must not pile up audio). */
+/** Audio pushes waiting for the VAD; past this new audio is dropped until the VAD catches up (an overloaded process must not pile up audio; what is queued stays in order). */
 const MAX_PENDING = 50;
 /** Where the timeline jumped (a gap in what the caller sent), newest last: enough for any turn, bounded. */
 const MAX_JUMPS = 64;

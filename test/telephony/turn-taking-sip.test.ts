@@ -40,7 +40,7 @@ for (const dialect of DIALECTS) {
     let tts: ElevenLabsFake;
     let stt: FakeDeepgram;
     let phone: Baresip | null = null;
-    const timeline = { yeahEnd: 0, stopStart: 0 };
+    const timeline = { askEnd: 0, yeahStart: 0, stopStart: 0 };
 
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'parley-sip-turns-'));
@@ -58,9 +58,10 @@ for (const dialect of DIALECTS) {
       // about as long as the VAD's startDuration (0.2 s), so the VAD does not always call it speech.
       const [ask, yeah, stop] = [await speechWav(dir, 'ask', 'Tell me your hours'), await speechWav(dir, 'okay', 'okay'), await speechWav(dir, 'stop', 'wait stop that is wrong')];
       const pause = (s: number) => new Int16Array(RATE * s);
-      const pieces = [pause(4), ask.pcm, pause(7), yeah.pcm, pause(4), stop.pcm, pause(20)];
-      timeline.yeahEnd = (4 * RATE + ask.pcm.length + 7 * RATE + yeah.pcm.length) / RATE;
-      timeline.stopStart = timeline.yeahEnd + 4;
+      const pieces = [pause(4), ask.pcm, pause(7), yeah.pcm, pause(6), stop.pcm, pause(20)];
+      timeline.askEnd = 4 + ask.pcm.length / RATE;
+      timeline.yeahStart = timeline.askEnd + 7;
+      timeline.stopStart = timeline.yeahStart + yeah.pcm.length / RATE + 6;
       const source = join(dir, 'phone.wav');
       await writeWav(source, Int16Array.from(pieces.flatMap((p) => [...p])));
       stt.setScript([
@@ -110,11 +111,17 @@ for (const dialect of DIALECTS) {
       const answer = call.transcript.find((e: any) => e.role === 'assistant' && e.latency);
       assert.equal(answer.endpointing, 'smart');
 
-      // What the phone heard: the answer goes on after the backchannel (resumed from the media
-      // thread's flushed lead), and stops soon after the interruption began.
+      // What the phone heard: the answer went on after the backchannel. baresip records the
+      // frames it received, end to end (Parley sends no RTP while it has nothing to say), so its
+      // recording is the greeting, the answer until the cut and the apology, without the gaps.
+      // Had the backchannel stopped the answer, the answer heard could not be longer than from
+      // the question's end to the backchannel (plus the link's lead and the detection: 1 s).
       const heard = (await readWav((await phone!.recordings()).heard)).pcm;
       const profile = Array.from({ length: Math.floor(heard.length / RATE) }, (_, s) => Math.round(level(heard, s, s + 1)));
-      assert.ok(level(heard, timeline.yeahEnd + 1, timeline.stopStart - 0.3) > 300, `the answer plays on after the backchannel (levels per second: ${profile.join(' ')}; yeah ends at ${timeline.yeahEnd.toFixed(1)} s)`);
+      const spoken = (text: string) => (tts.sent.find((s) => s.text.trim() === text)?.pcm.length ?? NaN) / RATE;
+      const cutAtBackchannel = spoken('Hello, this is Parley.') + spoken('Sorry about that.') + (timeline.yeahStart - timeline.askEnd) + 1;
+      assert.ok(heard.length / RATE > cutAtBackchannel, `the answer plays on after the backchannel: the phone heard ${(heard.length / RATE).toFixed(1)} s, `
+        + `at most ${cutAtBackchannel.toFixed(1)} s had it stopped there (levels per second: ${profile.join(' ')})`);
     });
   });
 }

@@ -127,14 +127,16 @@ export function bestCorrelation(reference: Int16Array, recording: Int16Array): {
  * aligned on its own within ±`maxShiftMs` of where the whole aligns, and averaged weighted
  * by the piece's energy (silent pieces say nothing). Jitter buffers may shift audio by whole
  * frames when they refill or trim; this still demands the same waveform, piece by piece.
+ * The worst-matching pieces holding up to a quarter of the speech's energy are left out: on a
+ * machine starved of CPU a real-time path may lose a late frame or two, which spoils the piece
+ * it falls in, while a wrong codec, rate, byte order or channel spoils every piece.
  */
 export function segmentedCorrelation(reference: Int16Array, recording: Int16Array, segmentMs = 500, maxShiftMs = 300): number {
   const { lag } = bestCorrelation(reference, recording);
   const seg = segmentMs * 8;
   const shift = maxShiftMs * 8;
   const { start, end } = speechSpan(reference);
-  let sum = 0;
-  let weights = 0;
+  const pieces: { correlation: number; energy: number }[] = [];
   for (let at = start; at < end; at += seg) {
     const piece = reference.subarray(at, Math.min(at + seg, end));
     let energy = 0;
@@ -154,8 +156,14 @@ export function segmentedCorrelation(reference: Int16Array, recording: Int16Arra
       const c = correlationAt(piece, recording, p);
       if (c > best.correlation) best = { correlation: c, at: p };
     }
-    sum += best.correlation * energy;
-    weights += energy;
+    pieces.push({ correlation: best.correlation, energy });
+  }
+  const total = pieces.reduce((n, p) => n + p.energy, 0);
+  let [sum, weights] = [0, 0];
+  for (const piece of pieces.sort((a, b) => b.correlation - a.correlation)) {
+    if (weights >= 0.75 * total) break;
+    sum += piece.correlation * piece.energy;
+    weights += piece.energy;
   }
   return weights === 0 ? 0 : sum / weights;
 }

@@ -70,26 +70,49 @@ export function speechBounds(pcm: Int16Array, sampleRate: number): { start: numb
   return { start: first * frame, end: (last + 1) * frame };
 }
 
+/** How alignedInPieces judges the pieces of a line. */
+export interface PieceRules {
+  toleranceMs?: number;
+  pieceMs?: number;
+  /**
+   * Each piece is looked for within the tolerance of where the piece before it was found (the
+   * first one: of the transcript's time), not of the transcript's time: a jitter buffer that ran
+   * dry or too full moves what follows by whole frames, and those steps add up over a line.
+   */
+  follow?: boolean;
+  /** The worst pieces holding up to this share of the line's energy are left out (a late frame spoils its piece only). */
+  leaveOut?: number;
+}
+
 /**
  * Like alignedAt, judged per `pieceMs` of the reference, each piece within `toleranceMs` of where
  * the transcript puts it (`offsetMs` plus the piece's own offset), the NCCs averaged weighted by
  * each piece's energy: a phone's jitter buffer may move audio by a whole frame when it refills,
  * and each piece must still be found where the transcript's time says, within the tolerance.
  */
-export function alignedInPieces(reference: Int16Array, channel: Int16Array, sampleRate: number, offsetMs: number, toleranceMs = 40, pieceMs = 500): { ncc: number; pieces: string } {
+export function alignedInPieces(reference: Int16Array, channel: Int16Array, sampleRate: number, offsetMs: number, rules: PieceRules = {}): { ncc: number; pieces: string } {
+  const { toleranceMs = 40, pieceMs = 500, follow = false, leaveOut = 0 } = rules;
   const size = Math.round((pieceMs * sampleRate) / 1000);
-  let sum = 0;
-  let weights = 0;
+  const pieces: { ncc: number; energy: number }[] = [];
   const notes: string[] = [];
+  let drift = 0;
   for (let at = 0; at < reference.length; at += size) {
     const piece = reference.subarray(at, Math.min(at + size, reference.length));
     let energy = 0;
     for (const s of piece) energy += s * s;
     if (piece.length < size / 4 || energy === 0) continue;
-    const best = alignedAt(piece, channel, sampleRate, offsetMs + (at * 1000) / sampleRate, toleranceMs);
-    notes.push(`${best.ncc.toFixed(2)}@${best.shiftMs.toFixed(1)}ms`);
-    sum += best.ncc * energy;
-    weights += energy;
+    const best = alignedAt(piece, channel, sampleRate, offsetMs + drift + (at * 1000) / sampleRate, toleranceMs);
+    const shiftMs = drift + best.shiftMs;
+    notes.push(`${best.ncc.toFixed(2)}@${shiftMs.toFixed(1)}ms`);
+    if (follow && best.ncc >= 0.9) drift = shiftMs;
+    pieces.push({ ncc: best.ncc, energy });
+  }
+  const total = pieces.reduce((n, p) => n + p.energy, 0);
+  let [sum, weights] = [0, 0];
+  for (const piece of pieces.sort((a, b) => b.ncc - a.ncc)) {
+    if (weights > 0 && weights >= (1 - leaveOut) * total) break;
+    sum += piece.ncc * piece.energy;
+    weights += piece.energy;
   }
   return { ncc: weights ? sum / weights : 0, pieces: notes.join(' ') };
 }

@@ -22,6 +22,18 @@ export interface Setting {
   readonly description: string;
 }
 
+/**
+ * A provider's key or base URL variable. Which ones exist is the provider registry's to say
+ * (src/calls/providers/registry.ts, in the engine, which this platform file must not import):
+ * the app layer hands the registry's list to loadConfig, and config.ts reads them as it reads
+ * its own, a base URL checked the same way. They have no default (unset: the provider's own).
+ */
+export interface ProviderVariable {
+  readonly name: string;
+  readonly description: string;
+  readonly kind: 'apiKey' | 'baseUrl';
+}
+
 const num = (name: string, raw: string, { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false } = {}): number => {
   const n = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
@@ -57,14 +69,6 @@ const SETTINGS_TABLE = {
   maxConnectionsPerAddress: { name: 'PARLEY_MAX_CONNECTIONS_PER_ADDRESS', default: '256', description: 'open connections one client address may hold', parse: (v: string) => num('PARLEY_MAX_CONNECTIONS_PER_ADDRESS', v, { min: 1, integer: true }) },
   maxConnections: { name: 'PARLEY_MAX_CONNECTIONS', default: '10000', description: 'open connections in all', parse: (v: string) => num('PARLEY_MAX_CONNECTIONS', v, { min: 1, integer: true }) },
   requestTimeoutMs: { name: 'PARLEY_REQUEST_TIMEOUT_SECONDS', default: '30', description: 'a request whose headers and body have not all arrived after this long is cut off', parse: (v: string) => num('PARLEY_REQUEST_TIMEOUT_SECONDS', v, { min: 0.1 }) * 1000 },
-  openaiBaseUrl: { name: 'OPENAI_BASE_URL', default: '', description: 'the OpenAI-compatible endpoint of the LLM during calls, and of openai speech for organizations without an openai provider credential (default https://api.openai.com/v1)', parse: (v: string) => v || null },
-  openaiApiKey: { name: 'OPENAI_API_KEY', default: '', description: 'key sent to that endpoint (LLM, and openai speech for organizations without an openai provider credential); unset sends none (local servers need none)', parse: (v: string) => v || null },
-  elevenlabsApiKey: { name: 'ELEVENLABS_API_KEY', default: '', description: 'ElevenLabs key for the calls of organizations without an elevenlabs provider credential', parse: (v: string) => v || null },
-  deepgramApiKey: { name: 'DEEPGRAM_API_KEY', default: '', description: 'Deepgram key for the calls of organizations without a deepgram provider credential', parse: (v: string) => v || null },
-  cartesiaApiKey: { name: 'CARTESIA_API_KEY', default: '', description: 'Cartesia key for the calls of organizations without a cartesia provider credential', parse: (v: string) => v || null },
-  elevenlabsBaseUrl: { name: 'ELEVENLABS_BASE_URL', default: '', description: 'where ElevenLabs is reached (default wss://api.elevenlabs.io) unless a provider credential names its own baseUrl', parse: (v: string) => parseBaseUrl('ELEVENLABS_BASE_URL', v) },
-  deepgramBaseUrl: { name: 'DEEPGRAM_BASE_URL', default: '', description: 'where Deepgram is reached (default wss://api.deepgram.com) unless a provider credential names its own baseUrl', parse: (v: string) => parseBaseUrl('DEEPGRAM_BASE_URL', v) },
-  cartesiaBaseUrl: { name: 'CARTESIA_BASE_URL', default: '', description: 'where Cartesia is reached (default wss://api.cartesia.ai) unless a provider credential names its own baseUrl', parse: (v: string) => parseBaseUrl('CARTESIA_BASE_URL', v) },
   llmDefaultModel: { name: 'PARLEY_LLM_DEFAULT_MODEL', default: 'gpt-4o-mini', description: 'the model of calls whose strategy names none', parse: (v: string) => v },
   llmFirstTokenMs: { name: 'PARLEY_LLM_FIRST_TOKEN_SECONDS', default: '15', description: 'an LLM answer whose first token takes longer has stalled (retried once, then the call ends)', parse: (v: string) => num('PARLEY_LLM_FIRST_TOKEN_SECONDS', v, { min: 0.001 }) * 1000 },
   llmTokenGapMs: { name: 'PARLEY_LLM_TOKEN_GAP_SECONDS', default: '10', description: 'an LLM stream silent this long between tokens has stalled', parse: (v: string) => num('PARLEY_LLM_TOKEN_GAP_SECONDS', v, { min: 0.001 }) * 1000 },
@@ -96,6 +100,8 @@ export type Config = { readonly [K in Exclude<keyof Table, 'secretKey'>]: Return
   /** PARLEY_DIALER was given, not defaulted: an explicit `sip` that cannot bind its port fails the start. */
   readonly dialerExplicit: boolean;
   readonly bodyLimit: number;
+  /** The provider variables loadConfig was handed that are set: name → value (a base URL already checked). */
+  readonly providerEnv: Readonly<Record<string, string>>;
 };
 
 /** PARLEY_SECRET_KEY, the key file beside the SQLite database, a throwaway key (in-memory database), or the caller. */
@@ -238,12 +244,28 @@ export function ensurePrivateDir(dir: string): void {
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
-export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+/** The provider variables that are set, a base URL checked like the service's own. */
+function readProviderEnv(env: Env, variables: readonly ProviderVariable[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const { name, kind } of variables) {
+    const raw = env[name];
+    if (!raw) continue;
+    values[name] = kind === 'baseUrl' ? (parseBaseUrl(name, raw) as string) : raw;
+  }
+  return values;
+}
+
+/**
+ * The configuration from the environment. `providerVariables` are the provider registry's
+ * (the app layer passes PROVIDER_VARIABLES); a command that reaches no provider may leave them out.
+ */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}, providerVariables: readonly ProviderVariable[] = []): Config {
   const parsed: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(SETTINGS_TABLE)) {
     const raw = env[setting.name];
     parsed[key] = setting.parse(raw === undefined || raw === '' ? setting.default : raw);
   }
+  parsed.providerEnv = Object.freeze(readProviderEnv(env, providerVariables));
   const database = overrides.database ?? (parsed.database as DatabaseConfig);
   checkRecordingsS3(parsed);
   const secret = overrides.secretKey
@@ -316,9 +338,9 @@ export function loadClientConfig(env: Env = process.env): ClientConfig {
  * The configuration as `parley doctor` inspects it: parsed and checked like loadConfig, but
  * nothing is created on disk (a missing key file stays missing; its path is in secretKeySource).
  */
-export function inspectConfig(env: Env = process.env): Config {
+export function inspectConfig(env: Env = process.env, providerVariables: readonly ProviderVariable[] = []): Config {
   const { database, secretKey } = SETTINGS_TABLE;
   const parsedDatabase = database.parse(env[database.name] || database.default);
   const found = findSecretKey(env[secretKey.name] ?? '', parsedDatabase);
-  return loadConfig(env, { secretKey: found.key ?? Buffer.alloc(32), secretKeySource: found.source });
+  return loadConfig(env, { secretKey: found.key ?? Buffer.alloc(32), secretKeySource: found.source }, providerVariables);
 }

@@ -1,3 +1,4 @@
+import { openai } from './calls/providers/openai.ts';
 import type { Config, DatabaseConfig, SecretKeySource } from './config.ts';
 import { scrubSecrets } from './voice/tts/types.ts';
 import { recordingsDir } from './modules/recordings/storage.ts';
@@ -13,7 +14,8 @@ export interface Check {
   readonly detail: string;
 }
 
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+/** Where the platform LLM is when OPENAI_BASE_URL names nothing. */
+const OPENAI_DEFAULT_BASE_URL = openai.defaultBaseUrl;
 
 /** Where the admin token comes from, as the service found it at start. */
 export type AdminTokenSource = 'env' | 'generated' | 'stored' | 'none';

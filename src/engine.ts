@@ -1,5 +1,6 @@
 import type { CallEngine } from './calls/engine.ts';
-import { createLlm, type Llm } from './calls/llm.ts';
+import type { Llm } from './calls/llm.ts';
+import { platformLlm } from './calls/providers/access.ts';
 import { createCallRuntime } from './calls/runtime.ts';
 import { createVoiceKit, type VoiceKit } from './calls/voice/kit.ts';
 import type { Context } from './context.ts';
@@ -44,11 +45,16 @@ export interface ComposedEngine {
 export async function composeEngine(ctx: Context, deps: CallDeps, options: EngineOptions = {}, recordings?: RecordingStorage): Promise<ComposedEngine> {
   const { config } = ctx;
   const store = callStore(deps);
-  const llm = options.llm ?? createLlm({
-    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  const platform = platformLlm(config);
+  const platformClient = (failFast: boolean) => platform.provider.llm.create({
+    baseUrl: platform.baseUrl, apiKey: platform.apiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs, failFast,
   });
+  const llm = options.llm ?? platformClient(false);
   const runtime = createCallRuntime({
     llm,
+    // A test's own LLM stands for the platform's in every role.
+    failFastPlatformLlm: () => (options.llm ? { llm: options.llm, own: false } : { llm: platformClient(true), own: true }),
+    llmTimeouts: { firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs },
     send: (request) => ctx.egress.request(request),
     clock: ctx.clock,
     limits: {

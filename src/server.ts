@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createContext } from './context.ts';
+import { platformLlm } from './calls/providers/access.ts';
 import { probeLlm, startupChecks, type AdminTokenSource } from './diagnostics.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -24,7 +25,7 @@ function announceAdminToken(token: string): void {
  */
 function reportStartup(log: FastifyBaseLogger, config: Config, adminToken: AdminTokenSource): void {
   for (const check of startupChecks(config, adminToken)) log.info({ check: check.name }, `${check.name}: ${check.detail}`);
-  void probeLlm({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, defaultModel: config.llmDefaultModel, timeoutMs: LLM_PROBE_TIMEOUT_MS })
+  void probeLlm({ ...platformLlm(config), defaultModel: config.llmDefaultModel, timeoutMs: LLM_PROBE_TIMEOUT_MS })
     .then((check) => {
       if (check.status === 'ok') log.info({ check: 'llm' }, `LLM endpoint: ${check.detail}`);
       else log.warn({ check: 'llm' }, `LLM endpoint: ${check.detail}`);

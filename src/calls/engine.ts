@@ -1,5 +1,7 @@
+import { callLlm } from './call-llm.ts';
 import type { CallFailure } from './failure.ts';
-import type { CallSetup, Log } from './record.ts';
+import { ProviderLedger } from './fallbacks/ledger.ts';
+import type { CallRecorder, CallSetup, Log } from './record.ts';
 import type { CallRuntime } from './runtime.ts';
 import { CallSession } from './session.ts';
 import type { CallSetupSource, CallStore, LiveCall } from './store.ts';
@@ -29,11 +31,13 @@ export interface CallEngine {
   recordings?: RecordingStore;
 }
 
-/** The providers a plan names, as the record notes them. */
-function providersOf(plan: VoicePlan | null): Record<string, string> | null {
-  if (plan?.kind === 'pipeline') return { tts: plan.tts.provider, stt: plan.stt.provider };
-  if (plan?.kind === 'realtime') return { realtime: 'openai' };
-  return null;
+/** The providers a call's setup names, as the record notes them: its LLM, and a voice call's speech providers or realtime model. */
+function providersOf(setup: CallSetup): Record<string, string> | null {
+  const plan = setup.voice;
+  if (plan?.kind === 'realtime') return { realtime: plan.provider };
+  const llm = { llm: setup.llm?.choices[0].provider ?? 'openai' };
+  if (plan?.kind === 'pipeline') return { ...llm, tts: plan.tts.provider, stt: plan.stt.provider };
+  return llm;
 }
 
 /**
@@ -56,18 +60,38 @@ export async function prepareCall({ store, setups }: Pick<CallEngine, 'store' | 
     await store.fail(call.id, 'error', { source: 'setup', statusCode: null, message: 'the assistant or agent was deleted' });
     return null;
   }
-  const providers = providersOf(setup.voice);
+  const providers = providersOf(setup);
   if (setup.unfilled.length || providers) await store.noteSetup(call.id, { unfilled: setup.unfilled, providers });
-  return setup;
+  return { ...setup, ledger: new ProviderLedger() };
+}
+
+/** The call's recorder, which also writes who served each turn (`providers.turns`) as the call ends, before its end is recorded. */
+function recordingTurns(store: CallStore, setup: CallSetup, ledger: ProviderLedger, log: Log): CallRecorder {
+  const recorder = store.recorder(setup.callId);
+  const providers = providersOf(setup);
+  return {
+    append: (entries) => recorder.append(entries),
+    async finish(end) {
+      const turns = ledger.snapshot();
+      if (providers && turns.length) {
+        await store.noteProviders(setup.callId, { ...providers, turns }).catch((err: unknown) => log.error({ err, callId: setup.callId }, 'could not record who served the turns'));
+      }
+      await recorder.finish(end);
+    },
+  };
 }
 
 /** The session of a prepared call, tracked by the runtime (its heartbeat, its shutdown). Call start() on it. */
 export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' | 'runtime' | 'voice'>, setup: CallSetup, log: Log): CallSession {
+  const ledger = setup.ledger ?? new ProviderLedger();
+  const llm = callLlm(runtime, setup.llm, { health: runtime.health, ledger, owner: setup.organizationId ?? setup.callId, log });
   const session = new CallSession(setup, {
-    llm: runtime.llm, send: runtime.send, clock: runtime.clock, log, limits: runtime.limits, recorder: store.recorder(setup.callId),
-    timers: voice.clock,
+    llm, send: runtime.send, clock: runtime.clock, log, limits: runtime.limits, recorder: recordingTurns(store, setup, ledger, log),
+    timers: voice.clock, turnTaken: (text) => ledger.nextTurn(text),
   });
   runtime.track(session);
+  // The clients of the call's own (an organization's providers) close with the call.
+  void session.done.then(() => llm.close?.());
   return session;
 }
 
@@ -75,7 +99,7 @@ export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' |
  * Starts the session on its transport and, for a voice call, opens the providers on the link:
  * the greeting waits for them, a failure ends the call saying why.
  */
-export function startSession(engine: Pick<CallEngine, 'voice' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log): void {
+export function startSession(engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log): void {
   session.start(transport, setup.voice?.audio);
   if (setup.voice && link) openCallVoice(engine, { ...setup, voice: setup.voice }, link, session, log);
 }
@@ -85,7 +109,7 @@ export function startSession(engine: Pick<CallEngine, 'voice' | 'recordings'>, s
  * call saying why. Its audio is placed on the call's timeline (the transcript's times count from
  * here), and recorded from here when its assistant asks for it.
  */
-export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'recordings'>, setup: CallSetup & { voice: VoicePlan }, transportLink: AudioLink, session: CallSession, log: Log): void {
+export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, setup: CallSetup & { voice: VoicePlan }, transportLink: AudioLink, session: CallSession, log: Log): void {
   const link = timedLink(transportLink, engine.voice.clock);
   session.useTimeline(link.timeline);
   if (setup.recording && engine.recordings) record(engine.recordings, setup.callId, link, session, log);
@@ -93,6 +117,7 @@ export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'recordings'>, 
     plan: setup.voice, link, host: session.voiceHost(),
     signal: AbortSignal.any([session.lifetime, AbortSignal.timeout(VOICE_OPEN_MS)]), lifetime: session.lifetime,
     instructions: setup.systemPrompt, tools: setup.tools, controls: session.offeredControls(), log,
+    fallback: { health: engine.runtime.health, ledger: setup.ledger ?? new ProviderLedger(), owner: setup.organizationId ?? setup.callId, log },
   })
     .then((v) => session.attachVoice(v))
     .catch((err: unknown) => session.fail(err instanceof VoiceOpenError ? err.failure : voiceFailure));

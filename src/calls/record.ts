@@ -4,6 +4,8 @@ import type { PacerClock } from '../voice/pacer-clock.ts';
 import type { CallFailure } from './failure.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm, LlmSettings } from './llm.ts';
+import type { ProviderLedger } from './fallbacks/ledger.ts';
+import type { LlmPlan } from './llm-plan.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
 import type { TurnLatency } from './turns/latency.ts';
 import type { ToolWebhook } from './tools.ts';
@@ -98,6 +100,14 @@ export interface CallSetup {
   voice: VoicePlan | null;
   /** Its assistant asks for its audio to be recorded (voice calls). */
   recording?: boolean;
+  /** The call's LLMs (the primary, then its fallbacks); absent: the platform's LLM only. */
+  llm?: LlmPlan;
+  /** Set when the call cannot run (an LLM it names has no key): it fails as it starts, saying why. */
+  failure?: CallFailure | null;
+  /** The organization the call belongs to: the health of providers (their cool-down) is kept per organization. */
+  organizationId?: string;
+  /** Who serves each turn, kept as the call runs and written on its record (prepareCall gives every call one). */
+  ledger?: ProviderLedger;
 }
 
 export interface SessionLimits {
@@ -124,6 +134,8 @@ export interface SessionDeps {
    * injected Clock, which tells the date but schedules nothing.
    */
   timers?: PacerClock;
+  /** A caller's turn is taken to be answered (its words), after any speculative answer to it began. */
+  turnTaken?: (text: string) => void;
 }
 
 /** A call ended by a client or a limit is completed once the user said something, else abandoned. */

@@ -1,12 +1,25 @@
 import type { Clock } from '../clock.ts';
+import { ProviderHealth } from './fallbacks/health.ts';
 import type { EndReason } from './frames.ts';
 import type { Llm } from './llm.ts';
 import type { Log, SessionLimits } from './record.ts';
 import type { CallSession } from './session.ts';
 import type { EgressSend } from './tool-call.ts';
 
+/** How long an LLM answer may take to begin, and to go on, before it counts as stalled. */
+export interface LlmTimeouts {
+  firstTokenMs: number;
+  tokenGapMs: number;
+}
+
 export interface CallRuntimeOptions {
   llm: Llm;
+  /**
+   * A client of the platform's LLM for one call that has fallbacks behind it: it fails at once
+   * rather than retrying, since the next LLM is the retry. `own` when the call closes it.
+   */
+  failFastPlatformLlm(): { llm: Llm; own: boolean };
+  llmTimeouts: LlmTimeouts;
   send: EgressSend;
   clock: Clock;
   limits: SessionLimits;
@@ -18,7 +31,13 @@ export interface CallRuntimeOptions {
 
 /** What every call of the process shares: the LLM client, the egress client, the live sessions and their heartbeat. */
 export interface CallRuntime {
+  /** The platform's LLM, shared by every call whose strategy names none. */
   readonly llm: Llm;
+  /** The stall limits of the LLM clients a call makes of its own. */
+  readonly llmTimeouts: LlmTimeouts;
+  failFastPlatformLlm(): { llm: Llm; own: boolean };
+  /** Which providers failed lately (the cool-down of fallbacks), for every call of the process. */
+  readonly health: ProviderHealth;
   readonly send: EgressSend;
   readonly clock: Clock;
   readonly limits: SessionLimits;
@@ -46,6 +65,9 @@ export function createCallRuntime(options: CallRuntimeOptions): CallRuntime {
   const heartbeat = setInterval(() => void beat(), Math.max(100, options.leaseMs / 3)).unref();
   return {
     llm: options.llm,
+    llmTimeouts: options.llmTimeouts,
+    failFastPlatformLlm: () => options.failFastPlatformLlm(),
+    health: new ProviderHealth(options.clock),
     send: options.send,
     clock: options.clock,
     limits: options.limits,

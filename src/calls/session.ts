@@ -106,6 +106,8 @@ export class CallSession {
     if (audio) this.voiceReady = new Promise((resolve) => (this.markVoiceReady = resolve));
     const { unfilled } = this.setup;
     this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
+    // A call whose setup cannot work (an LLM without a key) ends as it starts, saying why.
+    if (this.setup.failure) return void this.fail(this.setup.failure);
     if (!audio) this.greet();
     this.maxTimer = this.timers.setTimer(this.deps.limits.maxMs, () => void this.end('max_duration'), { unref: true });
     this.touch();
@@ -318,6 +320,7 @@ export class CallSession {
           return;
         }
         this.turns++;
+        this.deps.turnTaken?.(next.text);
         this.turnStartedAt = next.endedAt;
         this.turnAbort = new AbortController();
         const audio = next.turn?.audio;

@@ -76,6 +76,8 @@ export interface CallStore {
   fail(callId: string, reason: 'error' | 'client_disconnected', failure?: CallFailure | null): Promise<void>;
   /** Notes what a prepared call runs with: its unfilled placeholders and its providers. */
   noteSetup(callId: string, note: { unfilled: readonly string[]; providers: Record<string, string> | null }): Promise<void>;
+  /** Notes, as a call ends, its providers with who served each turn (`providers.turns`). */
+  noteProviders(callId: string, providers: Record<string, unknown>): Promise<void>;
   /** Keeps a SIP call's media figures once its RTP closed; answers its conclusion's id (null when it has none). */
   saveMedia(callId: string, media: CallMedia): Promise<string | null>;
   /** Renews the lease of every call this process holds; answers the ids still held (the rest were ended elsewhere). */

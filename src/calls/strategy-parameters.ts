@@ -1,5 +1,6 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { SAMPLE_RATES } from '../voice/audio/format.ts';
+import { namesOf } from './providers/registry.ts';
 import { TurnParameters } from './turns/settings.ts';
 
 /*
@@ -12,21 +13,18 @@ const unit = (description: string) => Type.Number({ minimum: 0, maximum: 1, desc
 const seconds = (description: string) => Type.Number({ minimum: 0, maximum: 10, description: `${description}, in seconds` });
 
 export const STRATEGY_TYPES = ['text_to_speech', 'speech_to_speech'] as const;
-const VOICE_PROVIDERS = ['elevenlabs', 'openai', 'azure', 'google', 'cartesia', 'deepgram', 'espeak'] as const;
 
-const Voice = Type.Object(
-  {
-    provider: Type.Optional(Type.String({ enum: [...VOICE_PROVIDERS], description: 'Speech provider' })),
-    voiceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    modelId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
-    stability: Type.Optional(unit('Voice stability')),
-    similarityBoost: Type.Optional(unit('Similarity boost')),
-    style: Type.Optional(unit('Style exaggeration')),
-    useSpeakerBoost: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
+const voiceProvider = () => Type.String({ enum: namesOf('tts'), description: 'Speech provider; none: espeak (local, no account)' });
+const voiceFields = {
+  voiceId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  modelId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
+  stability: Type.Optional(unit('Voice stability')),
+  similarityBoost: Type.Optional(unit('Similarity boost')),
+  style: Type.Optional(unit('Style exaggeration')),
+  useSpeakerBoost: Type.Optional(Type.Boolean()),
+};
+const Voice = Type.Object({ provider: Type.Optional(voiceProvider()), ...voiceFields }, { additionalProperties: false });
 
 const Vad = Type.Object(
   {
@@ -39,20 +37,45 @@ const Vad = Type.Object(
   { additionalProperties: false },
 );
 
-const TRANSCRIBER_PROVIDERS = ['deepgram', 'openai'] as const;
-
 const Transcriber = Type.Object(
   {
-    provider: Type.String({ enum: [...TRANSCRIBER_PROVIDERS], description: 'Speech-to-text provider; openai also reaches self-hosted Whisper servers with that API' }),
+    provider: Type.String({ enum: namesOf('stt'), description: 'Speech-to-text provider; openai also reaches self-hosted Whisper servers with that API' }),
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The provider default when absent' })),
     language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, description: 'BCP 47, e.g. en or en-US' })),
   },
   { additionalProperties: false },
 );
 
+/** A provider and its model: the call's LLM, or one of its fallbacks. */
+const LlmChoice = Type.Object(
+  {
+    provider: Type.String({ enum: namesOf('llm'), description: 'The LLM provider; its key and base URL come from the organization\'s provider credential, else the platform\'s' }),
+    model: Type.String({ minLength: 1, maxLength: 200, description: 'The provider\'s model, e.g. claude-sonnet-4-5 or llama-3.3-70b-versatile' }),
+  },
+  { additionalProperties: false },
+);
+
+/** How many fallbacks one kind of provider may list. */
+export const MAX_FALLBACKS = 3;
+const fallbackList = <T extends TSchema>(item: T, what: string) => Type.Optional(Type.Array(item, { minItems: 1, maxItems: MAX_FALLBACKS, description: `${what}, tried in order` }));
+
+const Fallbacks = Type.Object(
+  {
+    llm: fallbackList(LlmChoice, 'LLMs that answer a turn the LLM before them could not start'),
+    stt: fallbackList(Transcriber, 'Transcribers that take over when the one before them fails to open or dies'),
+    tts: fallbackList(Type.Object({ provider: voiceProvider(), ...voiceFields }, { additionalProperties: false }), 'Voices that speak a sentence the voice before them could not start'),
+  },
+  {
+    additionalProperties: false,
+    description: 'Providers that take over when the primary fails before it produced anything; one that failed is skipped for a cool-down',
+  },
+);
+
 export const StrategyParameters = Type.Object(
   {
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'LLM model name; the service default when absent' })),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The model of the platform LLM when llm is absent (the service default when this is absent too), and the realtime model of speech_to_speech' })),
+    llm: Type.Optional(LlmChoice),
+    fallbacks: Type.Optional(Fallbacks),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
     outputSampleRate: Type.Optional(Type.Integer({ enum: [...SAMPLE_RATES], description: 'Hz' })),
     voice: Type.Optional(Voice),

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';
+import { platformLlm } from '../calls/providers/access.ts';
+import { PROVIDER_VARIABLES } from '../calls/providers/registry.ts';
 import { inspectConfig, type Config } from '../config.ts';
 import { openDatabase, ping, type Db } from '../db/database.ts';
 import { migrationState } from '../db/migrate.ts';
@@ -70,7 +72,7 @@ function secretKeyCheck(config: Config, migrated: boolean): Check {
 export async function runChecks(env: CliIo['env']): Promise<Check[]> {
   let config: Config;
   try {
-    config = inspectConfig(env);
+    config = inspectConfig(env, PROVIDER_VARIABLES);
   } catch (err) {
     return [{ name: 'config', status: 'fail', detail: describeError(err) }];
   }
@@ -80,7 +82,7 @@ export async function runChecks(env: CliIo['env']): Promise<Check[]> {
     ...checks,
     secretKeyCheck(config, migrated),
     { name: 'egress', status: 'ok', detail: describeEgress(config.egressAllow) },
-    await probeLlm({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, defaultModel: config.llmDefaultModel, timeoutMs: TIMEOUT_MS }),
+    await probeLlm({ ...platformLlm(config), defaultModel: config.llmDefaultModel, timeoutMs: TIMEOUT_MS }),
   ];
 }
 

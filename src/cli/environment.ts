@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { PROVIDER_VARIABLES } from '../calls/providers/registry.ts';
 import { CLIENT_SETTINGS, SETTINGS, type Setting } from '../config.ts';
 import type { CliIo, Outcome } from './io.ts';
 
@@ -6,12 +7,16 @@ function list(settings: readonly Setting[]): string {
   return settings.map((s) => `  ${s.name}${s.default ? `  (default: ${s.default})` : ''}\n      ${s.description}`).join('\n');
 }
 
-/** Every variable of config.ts, from its tables: the service's settings, then the client commands'. */
+/** Every variable the service reads: config.ts's table, the provider registry's keys and base URLs, then the client commands'. */
 export function environmentHelp(): string {
   return [
     'The service (serve, worker, migrate, doctor, token create) reads:',
     '',
     list(SETTINGS),
+    '',
+    'and, for the providers of calls (keys for organizations without a provider credential of their own):',
+    '',
+    list(PROVIDER_VARIABLES.map((v) => ({ ...v, default: '' }))),
     '',
     'The client commands (setup, chat) read:',
     '',

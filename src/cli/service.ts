@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import closeWithGrace from 'close-with-grace';
+import { PROVIDER_VARIABLES } from '../calls/providers/registry.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createContext } from '../context.ts';
 import { openDatabase } from '../db/database.ts';
@@ -24,7 +25,7 @@ export function serveCommand(io: CliIo, done: (outcome: Outcome) => void): Comma
         ...(options.port !== undefined ? { port: options.port } : {}),
         ...(options.host !== undefined ? { host: options.host } : {}),
       };
-      await startServer(loadConfig(io.env, overrides));
+      await startServer(loadConfig(io.env, overrides, PROVIDER_VARIABLES));
       done('running');
     });
 }
@@ -35,7 +36,7 @@ export function workerCommand(io: CliIo, done: (outcome: Outcome) => void): Comm
     .description('Run the task scheduler, webhook deliveries and sweeps without the API, to scale out beside API processes (PARLEY_SCHEDULER=off on those).')
     .addHelpText('after', ENV_HINT)
     .action(async () => {
-      const worker = await runWorker(createContext(loadConfig(io.env)));
+      const worker = await runWorker(createContext(loadConfig(io.env, {}, PROVIDER_VARIABLES)));
       closeWithGrace({ delay: 10_000 }, () => worker.stop());
       done('running');
     });

@@ -8,7 +8,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { systemClock } from '../../src/clock.ts';
 import { controlToolsOf } from '../../src/calls/control-tools.ts';
-import { createLlm } from '../../src/calls/llm.ts';
+import { createLlm } from '../../src/calls/llm-openai.ts';
 import type { CallEnd, CallLogEntry, CallSetup, SessionDeps } from '../../src/calls/record.ts';
 import { CallSession } from '../../src/calls/session.ts';
 import type { CallVoice } from '../../src/calls/voice/voice.ts';

@@ -20,7 +20,7 @@ function harness(limits: Partial<SessionDeps['limits']> = {}, attach = true) {
   const setup: CallSetup = {
     callId: '00000000-0000-4000-8000-000000000001', traceId: 'trace', systemPrompt: 'Be brief.', greeting: 'Hello.',
     unfilled: [], settings: { model: 'gpt-realtime', temperature: undefined }, tools: [], controls: [],
-    voice: { kind: 'realtime', audio: { encoding: 'pcm_s16le', sampleRate: 16000 }, vad: {}, turns: { detection: 'silence' }, access: { apiKey: null, baseUrl: '' }, model: 'gpt-realtime', voice: {} },
+    voice: { kind: 'realtime', provider: 'openai', audio: { encoding: 'pcm_s16le', sampleRate: 16000 }, vad: {}, turns: { detection: 'silence' }, access: { apiKey: null, baseUrl: '' }, model: 'gpt-realtime', voice: {} },
   };
   const deps: SessionDeps = {
     llm: { round: () => Promise.reject(new Error('a conversing voice must not get an LLM turn')) },

@@ -12,11 +12,14 @@ import { silence, speech } from '../voice/support/speech.ts';
 import { createDecoder, createEncoder } from '../../src/voice/audio/format.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { connectTwilioStream, type TwilioStreamClient } from './support/twilio-client.ts';
+import { asHeardAt, SPEAKING_PROVIDERS, speakingStrategy, startTtsFakeOf } from './support/voices.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
+import { until } from '../helpers/until.ts';
 
 const XI_KEY = 'xi-test-key-0123456789';
 const DG_KEY = 'dg-test-key-0123456789';
 const AUTH_TOKEN = 'twilio-auth-token-0123456789abcdef';
+const PROVIDER_KEY = 'tts-provider-key-0123456789abcdef';
 const ACCOUNT_SID = 'AC0123456789abcdef0123456789abcdef';
 /** What PARLEY_PUBLIC_URL says Twilio calls; the test reaches the same app over loopback. */
 const PUBLIC_URL = 'https://parley.example.test';
@@ -352,5 +355,50 @@ for (const dialect of DIALECTS) {
       assert.match(call.failure.message, /audio\/x-l16 at 16000 Hz/);
       assert.deepEqual(call.transport, { type: 'websocket' });
     });
+
+    // Every TTS provider of the registry speaks on Twilio Media Streams: a number of its own, an
+    // assistant whose strategy speaks with it through the organization's credential to its fake.
+    for (const [i, provider] of SPEAKING_PROVIDERS.entries()) {
+      it(`${provider} speaks the greeting as mu-law 8 kHz over Media Streams`, { timeout: 60_000 }, async () => {
+        const org = w.tenant.orgPath;
+        const fake = await startTtsFakeOf(provider, PROVIDER_KEY, 8000);
+        const made: string[] = [];
+        const create = async (path: string, body: unknown) => {
+          const res = await w.api('POST', `${org}${path}`, body);
+          assert.equal(res.status, 201, JSON.stringify(res.body));
+          made.unshift(res.headers.get('location')!.replace(/^.*\/api\/v1/, '/api/v1'));
+          return res.body.data.id as string;
+        };
+        try {
+          const number = `+1415555022${i}`;
+          const trunk = await create('/sip/credentials', { name: `Twilio for ${provider}`, hostname: '127.0.0.1', username: provider, password: 'never-sent' });
+          const numberId = await create('/sip/numbers', { number, sipCredentialId: trunk });
+          const strategy = await speakingStrategy(w, org, provider, fake, PROVIDER_KEY, 8000);
+          made.unshift(`${org}/llm-generation-strategies/${strategy}`);
+          const credentials = (await w.api('GET', `${org}/provider-credentials?provider=${provider}`)).body.data;
+          made.push(`${org}/provider-credentials/${credentials[0].id}`);
+          await create('/assistants', { name: `Speaks ${provider}`, systemPromptGreeting: GREETING, llmAudioContentGenerationStrategyId: strategy, telephoneNumberId: numberId });
+          const { client, callId } = await answer(callForm({ To: number }));
+          await until('the greeting played', () => callRecord(w, callId), (record) => record.transcript.length > 0, 20_000);
+          const greeting = fake.sent()[0];
+          assert.equal(greeting?.text, GREETING);
+          const reference = await asHeardAt(greeting.pcm, fake.sampleRate, 8000);
+          await until('the greeting heard', async () => client.audio().length, (n) => n >= reference.length, 5_000);
+          const got = decodeMulaw(client.audio());
+          const match = similarity(reference, got.subarray(0, reference.length + 160), 64);
+          assert.ok(match.ncc >= 0.9, `${provider} greeting NCC ${match.ncc}`);
+          assert.ok(Math.abs(durationRatio(reference, got) - 1) <= 0.05, `${provider} duration ratio ${durationRatio(reference, got)}`);
+          client.stop();
+          await client.closed;
+          assert.deepEqual(client.violations, []);
+          assert.equal((await until('the call ended', () => callRecord(w, callId), (c) => c.status === 'ended')).providers.tts, provider);
+          assert.deepEqual(fake.violations(), []);
+        } finally {
+          // The org's other tests reach their speech providers through the platform's keys: this one's credential goes.
+          for (const path of made) await w.api('DELETE', path);
+          await fake.close();
+        }
+      });
+    }
   });
 }

@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
         assert.equal(tts.handshakes[from]?.headers['xi-api-key'], ORG_KEY);
         client.send({ type: 'end' });
         await client.closed;
-        assert.deepEqual((await callRecord(w, call.body.data.id)).providers, { tts: 'elevenlabs', stt: 'deepgram' });
+        assert.deepEqual((await callRecord(w, call.body.data.id)).providers, { llm: 'openai', tts: 'elevenlabs', stt: 'deepgram', turns: [{ turn: 0, tts: 'elevenlabs' }] });
         assert.ok(!w.logs().includes(ORG_KEY), 'the key is never logged');
       } finally {
         await w.close();

@@ -126,7 +126,10 @@ for (const dialect of DIALECTS) {
       assert.equal(call.turns.length, 1);
       assert.ok(call.turns[0].latencyMs > 0 && call.turns[0].latencyMs < 5000, `latency ${call.turns[0].latencyMs}`);
       assert.deepEqual(call.audio, { encoding: 'pcm_s16le', sampleRate: RATE });
-      assert.deepEqual(call.providers, { tts: 'elevenlabs', stt: 'deepgram' });
+      assert.deepEqual(call.providers, {
+        llm: 'openai', tts: 'elevenlabs', stt: 'deepgram',
+        turns: [{ turn: 0, tts: 'elevenlabs' }, { turn: 1, stt: 'deepgram', llm: 'openai', tts: 'elevenlabs' }],
+      });
       assert.deepEqual(stt.problems, []);
     });
 
@@ -144,7 +147,7 @@ for (const dialect of DIALECTS) {
       assert.ok(end - start > RATE * 0.8, 'a second or more of speech');
       client.send({ type: 'end' });
       await client.closed;
-      assert.deepEqual((await callRecord(w, started.body.data.id)).providers, { tts: 'espeak', stt: 'deepgram' });
+      assert.deepEqual((await callRecord(w, started.body.data.id)).providers, { llm: 'openai', tts: 'espeak', stt: 'deepgram', turns: [{ turn: 0, tts: 'espeak' }] });
 
       const keyless = await w.createAssistant({ name: 'Keyless', llmAudioContentGenerationStrategyId: await strategy({ provider: 'cartesia' }) });
       const call = await w.api('POST', `${w.tenant.orgPath}/assistants/${keyless}/calls`, { audio: { encoding: 'pcm_s16le', sampleRate: RATE } });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli } from '../../src/cli/program.ts';
 import { date } from '../../src/cli/arguments.ts';
+import { PROVIDER_VARIABLES } from '../../src/calls/providers/registry.ts';
 import { CLIENT_SETTINGS, SETTINGS } from '../../src/config.ts';
 import { freePort } from '../helpers/service-process.ts';
 import { startLlmServer, type LlmServer } from '../calls/support/llm-server.ts';
@@ -87,12 +88,18 @@ describe('parley, the command line', () => {
     assert.match(setup.err, /set PARLEY_ADMIN_TOKEN or pass --admin-token/);
   });
 
-  it('parley help environment lists every variable of config.ts; docs/configuration.md lists exactly those', async () => {
+  it('parley help environment lists every variable of config.ts and the provider registry; docs/configuration.md lists exactly those', async () => {
     const ran = await parley(['help', 'environment']);
     assert.equal(ran.code, 0);
-    const names = new Set([...SETTINGS, ...CLIENT_SETTINGS].map((s) => s.name));
+    const names = new Set([...SETTINGS, ...PROVIDER_VARIABLES, ...CLIENT_SETTINGS].map((s) => s.name));
     for (const name of names) assert.match(ran.out, new RegExp(`^  ${name}\\b`, 'm'), name);
-    assert.deepEqual(tableNames(readFileSync('docs/configuration.md', 'utf8')), names);
+    const docs = readFileSync('docs/configuration.md', 'utf8');
+    assert.deepEqual(tableNames(docs), names);
+    // The provider rows say what the registry says, word for word.
+    for (const { name, description } of PROVIDER_VARIABLES) {
+      assert.ok(docs.includes(`| \`${name}\` |  | ${description} |`), `docs/configuration.md's row of ${name} is the registry's`);
+      assert.ok(ran.out.includes(`  ${name}\n      ${description}`), `help environment's ${name}`);
+    }
     const readme = readFileSync('README.md', 'utf8');
     assert.match(readme, /\(docs\/configuration\.md\)/);
     assert.match(readme.slice(0, 1200), /\(docs\/getting-started\.md\)/, 'getting started is linked from the top of the README');

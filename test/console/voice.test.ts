@@ -202,13 +202,14 @@ for (const [index, dialect] of DIALECTS.entries()) {
       const callId = (await page.getByRole('link', { name: 'Open the call record' }).getAttribute('href'))?.split('/').at(-1);
       const call = (await t.call('GET', `${tenant.orgPath}/calls/${callId}`)).json().data;
       assert.deepEqual(call.audio, { encoding: 'pcm_s16le', sampleRate: RATE });
-      assert.deepEqual(call.providers, { tts: 'espeak', stt: 'deepgram' });
       // The greeting, then the question answered: once, or (a starved capture's gap taken for a
       // pause) in two utterances, each answered.
       const [greeting, ...turns] = call.transcript.map((e: { role: string; text: string }) => [e.role, e.text]);
       assert.deepEqual(greeting, ['assistant', 'Hello.']);
       assert.ok(turns.length >= 2 && turns.length % 2 === 0, JSON.stringify(call.transcript));
       turns.forEach((turn: string[], i: number) => assert.deepEqual(turn, i % 2 === 0 ? ['user', QUESTION] : ['assistant', ANSWER]));
+      const answered = Array.from({ length: turns.length / 2 }, (_, i) => ({ turn: i + 1, stt: 'deepgram', llm: 'openai', tts: 'espeak' }));
+      assert.deepEqual(call.providers, { llm: 'openai', tts: 'espeak', stt: 'deepgram', turns: [{ turn: 0, tts: 'espeak' }, ...answered] });
       assert.equal(stt.requests[0]?.authorization, `Token ${DG_KEY}`);
       assert.deepEqual(stt.problems, []);
       await deleteCredential(page);

@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppOptions } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
+import { PROVIDER_VARIABLES } from '../../src/calls/providers/registry.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createContext, type Context } from '../../src/context.ts';
 import { openDatabase, type Db, type Dialect, type PgTimeouts } from '../../src/db/database.ts';
@@ -45,6 +46,7 @@ export async function buildTestApp(dialect: Dialect, env: Record<string, string>
     // No SIP endpoint unless a test asks for one (PARLEY_DIALER defaults to sip).
     { PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: logLevel, PARLEY_DIALER: 'none', ...env },
     { database: database.config, secretKey: randomBytes(32) },
+    PROVIDER_VARIABLES,
   );
   const opened = openDatabase(config.database, { poolSize: 5, ...(pgTimeouts ? { pgTimeouts } : {}) });
   const db = wrapDb ? wrapDb(opened) : opened;

@@ -3,6 +3,7 @@
  * RECORDER_URL that the recorder holds open for the length of the "call". Started as a child
  * process by test/jobs/workers.test.ts, which may SIGKILL it mid-call.
  */
+import { PROVIDER_VARIABLES } from '../../src/calls/providers/registry.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import type { Dialer } from '../../src/telephony/dialer.ts';
@@ -24,5 +25,5 @@ const dialer: Dialer = {
   },
 };
 
-await runWorker(createContext(loadConfig()), { dialer, pollMs: Number(process.env.POLL_MS ?? 20) });
+await runWorker(createContext(loadConfig(process.env, {}, PROVIDER_VARIABLES)), { dialer, pollMs: Number(process.env.POLL_MS ?? 20) });
 process.stdout.write('ready\n');

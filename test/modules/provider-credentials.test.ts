@@ -2,6 +2,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { PROVIDER_VARIABLES } from '../../src/calls/providers/registry.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { resolveProviderAccess } from '../../src/modules/providers/providers.service.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../helpers/app.ts';
@@ -20,11 +21,11 @@ const PLATFORM = {
 };
 
 describe('provider settings in the environment', () => {
-  const load = (env: Record<string, string>) => loadConfig(env, { database: { dialect: 'sqlite', filename: ':memory:' }, secretKey: randomBytes(32) });
+  const load = (env: Record<string, string>) => loadConfig(env, { database: { dialect: 'sqlite', filename: ':memory:' }, secretKey: randomBytes(32) }, PROVIDER_VARIABLES);
 
   it('reads keys and base URLs, empty meaning none, and refuses a base URL that is not http(s) or ws(s) or carries credentials', () => {
     const config = load({ ELEVENLABS_API_KEY: 'e', DEEPGRAM_BASE_URL: 'wss://dg.example', CARTESIA_API_KEY: '' });
-    assert.deepEqual([config.elevenlabsApiKey, config.deepgramBaseUrl, config.cartesiaApiKey, config.cartesiaBaseUrl], ['e', 'wss://dg.example', null, null]);
+    assert.deepEqual(config.providerEnv, { ELEVENLABS_API_KEY: 'e', DEEPGRAM_BASE_URL: 'wss://dg.example' });
     for (const bad of ['ftp://dg.example', 'dg.example', 'wss://user:secret@dg.example']) {
       assert.throws(() => load({ DEEPGRAM_BASE_URL: bad }), (err: unknown) => err instanceof ConfigError && /DEEPGRAM_BASE_URL/.test(err.message) && !err.message.includes('secret'), bad);
     }
@@ -203,6 +204,10 @@ for (const dialect of DIALECTS) {
         [{ provider: 'twilio', apiKey: 'k', accountSid: 'AC123' }, 'accountSid'],
         [{ provider: 'twilio', apiKey: 'k', baseUrl: 'https://api.twilio.com' }, 'baseUrl'],
         [{ provider: 'deepgram', apiKey: 'k', colour: 'blue' }, 'colour'],
+        [{ provider: 'deepgram' }, 'apiKey'],
+        [{ provider: 'anthropic', apiKey: null }, 'apiKey'],
+        [{ provider: 'openai_compatible' }, 'baseUrl'],
+        [{ provider: 'openai_compatible', apiKey: 'k', baseUrl: null }, 'baseUrl'],
       ];
       for (const [body, path] of cases) {
         const res = await call('POST', url, { body });
@@ -216,6 +221,28 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(changed.json().error.details.map((d: { path: string }) => d.path), ['provider']);
       for (const [body] of cases.slice(5, 13)) assert.equal((await call('PUT', location, { body })).statusCode, 400, JSON.stringify(body));
       assert.equal((await access(a.organizationId, 'deepgram'))?.apiKey, key('deepgram-3'), 'unchanged');
+      assert.equal((await call('DELETE', location)).statusCode, 200);
+    });
+
+    it('openai_compatible: baseUrl required, the key optional (null when none is stored), and a keyless one may move', async () => {
+      const created = await create({ provider: 'openai_compatible', baseUrl: 'https://api.groq.example/openai/v1' });
+      const location = created.headers.location as string;
+      assert.deepEqual([created.json().data.apiKey, created.json().data.baseUrl], [null, 'https://api.groq.example/openai/v1']);
+      assert.deepEqual(await access(a.organizationId, 'openai_compatible'), {
+        apiKey: null, baseUrl: 'https://api.groq.example/openai/v1', source: 'organization', egressChecked: true, accountSid: null,
+      });
+      // Without a key there is nothing a new destination could be sent: moving needs none.
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://api.together.example/v1' } })).statusCode, 200);
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://api.together.example/v1', apiKey: key('together') } })).statusCode, 200);
+      used.push(key('together'));
+      assert.equal((await call('GET', location)).json().data.apiKey, '********');
+      assert.equal((await access(a.organizationId, 'openai_compatible'))?.apiKey, key('together'));
+      // With one, the usual rule: a move asks for the key again; null takes the key away.
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://elsewhere.example/v1' } })).statusCode, 400);
+      assert.equal((await call('PUT', location, { body: { provider: 'openai_compatible', baseUrl: 'https://api.together.example/v1', apiKey: null } })).statusCode, 200);
+      assert.equal((await access(a.organizationId, 'openai_compatible'))?.apiKey, null);
+      const missing = await call('PUT', location, { body: { provider: 'openai_compatible', apiKey: null } });
+      assert.deepEqual([missing.statusCode, missing.json().error.details[0].path], [400, 'baseUrl']);
       assert.equal((await call('DELETE', location)).statusCode, 200);
     });
 

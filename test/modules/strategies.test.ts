@@ -29,6 +29,15 @@ for (const dialect of DIALECTS) {
       const read = (await t.call('GET', location)).json().data;
       assert.equal(read.type, 'speech_to_speech');
       assert.deepEqual(read.parameters, replaced.parameters);
+      const withFallbacks = {
+        name: 'Own LLM', type: 'text_to_speech',
+        parameters: {
+          llm: { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+          fallbacks: { llm: [{ provider: 'openai_compatible', model: 'llama-3.3-70b' }], stt: [{ provider: 'openai' }], tts: [{ provider: 'deepgram', voiceId: 'aura-2-thalia-en' }] },
+        },
+      };
+      assert.equal((await t.call('PUT', location, { body: withFallbacks })).statusCode, 200);
+      assert.deepEqual((await t.call('GET', location)).json().data.parameters, withFallbacks.parameters);
       assert.equal((await t.call('DELETE', location)).statusCode, 200);
       assert.equal((await t.call('GET', location)).statusCode, 404);
     });
@@ -45,12 +54,23 @@ for (const dialect of DIALECTS) {
         [{ vad: { minVolume: -1 } }, 'parameters.vad.minVolume'],
         [{ vad: { loudness: 1 } }, 'parameters.vad.loudness'],
         [{ colour: 'blue' }, 'parameters.colour'],
+        [{ llm: { provider: 'acme-llm', model: 'm' } }, 'parameters.llm.provider'],
+        [{ llm: { provider: 'elevenlabs', model: 'm' } }, 'parameters.llm.provider'],
+        [{ llm: { provider: 'anthropic' } }, 'parameters.llm.model'],
+        [{ fallbacks: { llm: [] } }, 'parameters.fallbacks.llm'],
+        [{ fallbacks: { llm: Array.from({ length: 4 }, () => ({ provider: 'anthropic', model: 'm' })) } }, 'parameters.fallbacks.llm'],
+        [{ fallbacks: { tts: [{ voiceId: 'Rachel' }] } }, 'parameters.fallbacks.tts[0].provider'],
+        [{ fallbacks: { stt: [{ provider: 'cartesia' }] } }, 'parameters.fallbacks.stt[0].provider'],
+        [{ fallbacks: { realtime: [] } }, 'parameters.fallbacks.realtime'],
       ];
       for (const [parameters, path] of bad) {
         const res = await t.call('POST', url, { body: { name: 'x', type: 'text_to_speech', parameters } });
         assert.equal(res.statusCode, 400, JSON.stringify(parameters));
         assert.ok(res.json().error.details.some((d: { path: string }) => d.path === path), `${path}: ${res.body}`);
       }
+      // An unknown provider's 400 lists the ones there are, the registry's LLMs.
+      const unknown = await t.call('POST', url, { body: { name: 'x', type: 'text_to_speech', parameters: { llm: { provider: 'acme-llm', model: 'm' } } } });
+      assert.match(JSON.stringify(unknown.json().error.details), /openai.*openai_compatible.*anthropic/);
       const badType = await t.call('POST', url, { body: { name: 'x', type: 'telepathy', parameters: {} } });
       assert.equal(badType.statusCode, 400);
       assert.equal((await t.call('GET', url)).json().totalElements, 0, 'nothing was created');

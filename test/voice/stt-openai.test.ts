@@ -1,3 +1,5 @@
+// What is particular to this provider's protocol; what every provider must do (streaming, cutting a
+// sentence or an utterance, errors without the key, cleanup) is in the conformance suite (stt-conformance.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createOpenAiStt } from '../../src/voice/stt/openai.ts';
@@ -95,44 +97,4 @@ describe('OpenAI-compatible STT', () => {
     assert.ok(!err.message.includes(wrongKey) && !err.stack?.includes(wrongKey));
   });
 
-  it('a 5xx answer or a dropped connection is an SttError; the session goes on afterwards', async () => {
-    const session = await open();
-    try {
-      fake.failNext({ kind: 'status', status: 503 });
-      writeInFrames(session, utterance.subarray(0, 8000));
-      const refused = await failure(session.endUtterance());
-      assert.ok(refused instanceof SttError && refused.statusCode === 503, String(refused));
-
-      fake.failNext({ kind: 'drop' });
-      writeInFrames(session, utterance.subarray(0, 8000));
-      const dropped = await failure(session.endUtterance());
-      assert.ok(dropped instanceof SttError && dropped.statusCode === undefined, String(dropped));
-
-      fake.setTranscript('after');
-      writeInFrames(session, utterance.subarray(0, 8000));
-      assert.equal(await session.endUtterance(), 'after');
-    } finally {
-      await session.close();
-    }
-  });
-
-  it('an unreachable server is an SttError, and close() ends a request in flight', async () => {
-    const session = await open(KEY, 'http://127.0.0.1:1/v1');
-    writeInFrames(session, utterance.subarray(0, 8000));
-    assert.ok((await failure(session.endUtterance())) instanceof SttError);
-    await session.close();
-
-    await fake.waitFor(() => fake.openConnections() === 0, 'earlier connections closed');
-    const handles = activeResources();
-    const slow = await open();
-    writeInFrames(slow, utterance.subarray(0, 8000));
-    fake.failNext({ kind: 'hang' });
-    const waiting = failure(slow.endUtterance());
-    await fake.waitFor(() => fake.hanging() === 1, 'the request to arrive');
-    await slow.close();
-    const err = await waiting;
-    assert.ok(err instanceof SttError && /closed/.test(err.message), String(err));
-    await fake.waitFor(() => fake.hanging() === 0 && fake.openConnections() === 0, 'the fake to see the request end');
-    assertNoNewResources(handles);
-  });
 });

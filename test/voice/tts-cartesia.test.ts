@@ -1,9 +1,11 @@
+// What is particular to this provider's protocol; what every provider must do (streaming, cutting a
+// sentence or an utterance, errors without the key, cleanup) is in the conformance suite (tts-conformance.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { cartesiaTts, CARTESIA_VERSION } from '../../src/voice/tts/cartesia.ts';
-import { TtsError, type TtsOptions } from '../../src/voice/tts/types.ts';
+import type { TtsOptions } from '../../src/voice/tts/types.ts';
 import { startCartesiaFake, type CartesiaFake } from './fakes/cartesia.ts';
-import { abortAfterFirstChunk, activeHandles, assertNoHandlesBeyond, collect } from './support.ts';
+import { abortAfterFirstChunk, collect } from './support.ts';
 
 const KEY = 'sk_car_test_0123456789';
 const never = () => new AbortController().signal;
@@ -43,35 +45,4 @@ describe('Cartesia TTS against its fake', () => {
     fake.violations.check();
   });
 
-  it('a refused key is a TtsError with the HTTP status', async () => {
-    await assert.rejects(cartesiaTts.open({ ...options, apiKey: 'sk_car_wrong_key_123' }), (error: unknown) => {
-      assert.ok(error instanceof TtsError);
-      assert.equal(error.statusCode, 401);
-      assert.ok(!error.message.includes('sk_car_wrong_key_123'));
-      return true;
-    });
-  });
-
-  it('a socket closed mid-sentence makes the iterator throw a TtsError', async () => {
-    const session = await cartesiaTts.open(options);
-    fake.dropAfterChunks = 1;
-    await assert.rejects(collect(session.synthesize('Dropped in the middle of this sentence.', never())), TtsError);
-    await session.close();
-  });
-
-  it('a request the server rejects is a TtsError carrying its status', async () => {
-    const session = await cartesiaTts.open({ ...options, voice: { ...options.voice, modelId: 'sonic-unknown' } });
-    await assert.rejects(collect(session.synthesize('Wrong model.', never())), (error: unknown) => error instanceof TtsError && error.statusCode === 400);
-    await session.close();
-    fake.violations.list.length = 0; // that violation was the point of this test
-  });
-
-  it('leaves no socket open after close, and close is idempotent', async () => {
-    const baseline = activeHandles();
-    const session = await cartesiaTts.open(options);
-    await collect(session.synthesize('Bye.', never()));
-    await session.close();
-    await session.close();
-    await assertNoHandlesBeyond(baseline);
-  });
 });

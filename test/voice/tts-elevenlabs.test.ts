@@ -1,9 +1,11 @@
+// What is particular to this provider's protocol; what every provider must do (streaming, cutting a
+// sentence or an utterance, errors without the key, cleanup) is in the conformance suite (tts-conformance.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { elevenLabsTts } from '../../src/voice/tts/elevenlabs.ts';
-import { TtsError, type TtsOptions } from '../../src/voice/tts/types.ts';
+import type { TtsOptions } from '../../src/voice/tts/types.ts';
 import { startElevenLabsFake, type ElevenLabsFake } from './fakes/elevenlabs.ts';
-import { abortAfterFirstChunk, activeHandles, assertNoHandlesBeyond, collect } from './support.ts';
+import { collect } from './support.ts';
 
 const KEY = 'xi-test-key-0123456789';
 const never = () => new AbortController().signal;
@@ -44,48 +46,6 @@ describe('ElevenLabs TTS against its fake', () => {
     assert.equal(handshake?.query.auto_mode, 'true');
     assert.equal(fake.handshakes.length, 1, 'one connection for both sentences');
     assert.notEqual(sentFirst?.contextId, sentSecond?.contextId);
-  });
-
-  it('stops at once when aborted mid-sentence, and the next sentence still works', async () => {
-    const session = await elevenLabsTts.open(options);
-    fake.chunkIntervalMs = 10;
-    const cut = await abortAfterFirstChunk((signal) => session.synthesize('This sentence is cut off right after it starts.', signal));
-    fake.chunkIntervalMs = 2;
-    assert.deepEqual(cut, { before: 1, after: 0 });
-    const next = await collect(session.synthesize('Still here.', never()));
-    assert.deepEqual(next.pcm, fake.sent.at(-1)?.pcm);
-    await session.close();
-    fake.violations.check();
-  });
-
-  it('a refused key is a TtsError with the HTTP status and without the key', async () => {
-    const wrongKey = 'xi-wrong-key-9876543210';
-    await assert.rejects(elevenLabsTts.open({ ...options, apiKey: wrongKey }), (error: unknown) => {
-      assert.ok(error instanceof TtsError);
-      assert.equal(error.statusCode, 401);
-      assert.equal(error.provider, 'elevenlabs');
-      assert.ok(!error.message.includes(wrongKey));
-      return true;
-    });
-  });
-
-  it('a socket closed mid-sentence makes the iterator throw a TtsError', async () => {
-    const session = await elevenLabsTts.open(options);
-    fake.dropAfterChunks = 2;
-    await assert.rejects(collect(session.synthesize('The connection drops in the middle of this.', never())), TtsError);
-    // The session reconnects for the next sentence.
-    const next = await collect(session.synthesize('Back again.', never()));
-    assert.ok(next.pcm.length > 0);
-    await session.close();
-  });
-
-  it('leaves no socket or timer open after close, and close is idempotent', async () => {
-    const baseline = activeHandles();
-    const session = await elevenLabsTts.open(options);
-    await collect(session.synthesize('One more.', never()));
-    await session.close();
-    await session.close();
-    await assertNoHandlesBeyond(baseline);
   });
 
   it('sends no voice_settings when the strategy sets none, and uses the defaults', async () => {

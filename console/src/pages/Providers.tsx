@@ -1,12 +1,14 @@
 import { useState, type FormEvent } from 'react';
 import { inOrganization } from '../api/client';
+import { bodySchema, schemaAt, useDocument } from '../api/document';
 import type { ProviderCredential, ProviderName } from '../api/types';
 import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextField } from '../components/form';
 import { Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
 import { useCan, useScope, useSession } from '../session';
 
-const PROVIDERS: readonly ProviderName[] = ['deepgram', 'elevenlabs', 'cartesia', 'openai', 'twilio'];
+/** Where the document says what a credential's body takes (its provider enum is the provider registry's). */
+const CREATE_PATH = '/api/v1/vendors/{vendorId}/organizations/{organizationId}/provider-credentials';
 /** A credential reads back its key as this; sent back, the API keeps the stored key. */
 const MASK = '********';
 
@@ -17,13 +19,16 @@ export default function Providers() {
   const scope = useScope();
   const writable = useCan()('providers:write');
   const list = useLoad(async () => (await inOrganization(api, scope).listProviderCredentials({ query: { size: 100 } })).data, [api, scope]);
+  // The providers the service takes credentials for, read off its OpenAPI document.
+  const doc = useDocument();
+  const providers = (schemaAt(doc.data ? bodySchema(doc.data, CREATE_PATH, 'post') : undefined, ['provider'])?.enum ?? []) as ProviderName[];
   const taken = new Set((list.data ?? []).map((c) => c.provider));
   return (
     <>
       <h1>Provider credentials</h1>
       <p className="note">
-        Keys this organization&apos;s calls use for speech (and Twilio&apos;s auth token). Keys are write-only: they are never shown
-        again. Without a credential, calls use the platform&apos;s key, if the operator set one.
+        Keys this organization&apos;s calls use for their LLM and speech (and Twilio&apos;s auth token). Keys are write-only: they are
+        never shown again. Without a credential, calls use the platform&apos;s key, if the operator set one.
       </p>
       <section className="card" aria-labelledby="stored">
         <h2 id="stored">Stored</h2>
@@ -33,7 +38,8 @@ export default function Providers() {
             {list.data.map((c) => <CredentialRow key={c.id} credential={c} writable={writable} onChanged={list.reload} />)}
           </Table>
         ))}
-        {writable && taken.size < PROVIDERS.length && <CredentialForm key={taken.size} providers={PROVIDERS.filter((p) => !taken.has(p))} onSaved={list.reload} />}
+        <ErrorBox error={doc.error} />
+        {writable && taken.size < providers.length && <CredentialForm key={taken.size} providers={providers.filter((p) => !taken.has(p))} onSaved={list.reload} />}
       </section>
     </>
   );
@@ -56,7 +62,7 @@ function CredentialRow({ credential: c, writable, onChanged }: { credential: Pro
   return (
     <tr>
       <td>{c.provider}{c.accountSid && <><br /><code>{c.accountSid}</code></>}</td>
-      <td><code>{c.apiKey}</code></td>
+      <td>{c.apiKey ? <code>{c.apiKey}</code> : <span className="note">none</span>}</td>
       <td>{c.baseUrl ? <code>{c.baseUrl}</code> : <span className="note">default</span>}</td>
       <td>{when(c.updatedAt)}</td>
       <td>
@@ -91,7 +97,7 @@ function CredentialForm({ providers, existing, onSaved, onCancel }: FormProps) {
   const { api } = useSession();
   const scope = useScope();
   const [form, setForm] = useState({
-    provider: existing?.provider ?? providers[0] ?? 'deepgram', apiKey: '', baseUrl: existing?.baseUrl ?? '', accountSid: existing?.accountSid ?? '',
+    provider: existing?.provider ?? providers[0] ?? ('' as ProviderName), apiKey: '', baseUrl: existing?.baseUrl ?? '', accountSid: existing?.accountSid ?? '',
   });
   const [error, setError] = useState<unknown>(null);
   const details = detailsOf(error);
@@ -104,7 +110,8 @@ function CredentialForm({ providers, existing, onSaved, onCancel }: FormProps) {
       if (existing) {
         await inOrganization(api, scope).updateProviderCredential({ path: { providerCredentialId: existing.id }, body: { ...common, apiKey: form.apiKey || MASK } });
       } else {
-        await inOrganization(api, scope).createProviderCredential({ body: { ...common, apiKey: form.apiKey } });
+        // Servers that take no key (openai_compatible) are stored without one.
+        await inOrganization(api, scope).createProviderCredential({ body: { ...common, ...(form.apiKey ? { apiKey: form.apiKey } : {}) } });
       }
       onSaved();
     } catch (e) {

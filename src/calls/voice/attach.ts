@@ -1,11 +1,15 @@
 import { createVad, type VadSettings } from '../../voice/vad.ts';
+import { systemClock } from '../../clock.ts';
+import { ProviderHealth } from '../fallbacks/health.ts';
+import { ProviderLedger } from '../fallbacks/ledger.ts';
+import type { FallbackContext } from '../fallbacks/llm.ts';
+import { FallbackSttSession } from '../fallbacks/stt.ts';
+import { FallbackTtsSession } from '../fallbacks/tts.ts';
 import type { TurnSettings } from '../turns/settings.ts';
-import { OpenAiRealtimeClient } from '../../voice/realtime/openai.ts';
-import type { SttSession } from '../../voice/stt/stt.ts';
-import type { TtsSession } from '../../voice/tts/index.ts';
 import type { CallFailure } from '../failure.ts';
 import type { Log } from '../record.ts';
 import { controlFunctionTools, type ControlTool } from '../control-tools.ts';
+import { descriptorOf } from '../providers/registry.ts';
 import type { ToolWebhook } from '../tools.ts';
 import type { VoiceKit } from './kit.ts';
 import type { AudioLink } from './link.ts';
@@ -35,7 +39,15 @@ export interface VoiceOpening {
   /** The call-control tools the call's transport can do (end_call always), offered to a realtime model beside the webhooks. */
   controls?: readonly ControlTool[];
   log: Log;
+  /** The process's provider health and the call's ledger, for the fallbacks; absent: ones of this call alone. */
+  fallback?: FallbackContext;
 }
+
+/** The provider a speech error names (TtsError and SttError carry it), else `fallback`. */
+const providerOf = (error: unknown, fallback: string) => {
+  const provider = (error as { provider?: unknown } | null)?.provider;
+  return typeof provider === 'string' ? provider : fallback;
+};
 
 /**
  * Opens a call's voice as its plan says. A pipeline's TTS and STT sessions are opened here; on a
@@ -49,9 +61,11 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
   // eSpeak is local: its opening needs no bound (and the call's opening signal may long have expired).
   const fallbackTts = () => kit.tts('espeak').open({ apiKey: null, baseUrl: '', voice: {}, signal: new AbortController().signal });
   if (plan.kind === 'realtime') {
+    const realtime = descriptorOf(plan.provider)?.realtime;
+    if (!realtime) throw new VoiceOpenError({ source: `realtime:${plan.provider}`, statusCode: null, message: `${plan.provider} has no realtime model` });
     return new RealtimeVoice({
       link, pacer: kit.pacer, fallbackTts, log: opening.log,
-      connect: (connectSignal) => OpenAiRealtimeClient.connect({
+      connect: (connectSignal) => realtime.connect({
         ...plan.access, signal: connectSignal,
         model: plan.model,
         instructions: opening.instructions ?? '',
@@ -68,23 +82,30 @@ export async function openVoice(kit: VoiceKit, opening: VoiceOpening): Promise<C
       }),
     }, host, signal);
   }
-  let tts: TtsSession | null = null;
-  let stt: SttSession | null = null;
+  const fallback = opening.fallback ?? { health: new ProviderHealth(systemClock), ledger: new ProviderLedger(), owner: '', log: opening.log };
+  let tts: FallbackTtsSession | null = null;
+  let stt: FallbackSttSession | null = null;
   try {
-    const ttsSession = await kit.tts(plan.tts.provider).open({ ...plan.tts.access, voice: plan.tts.voice, signal })
-      .catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`tts:${plan.tts.provider}`, error))));
+    const voices = [plan.tts, ...(plan.fallbacks?.tts ?? [])].map((c) => ({
+      provider: c.provider, open: (s: AbortSignal) => kit.tts(c.provider).open({ ...c.access, voice: c.voice, signal: s }),
+    }));
+    const ttsSession = await FallbackTtsSession.open(voices, fallback, signal)
+      .catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`tts:${providerOf(error, plan.tts.provider)}`, error))));
     tts = ttsSession;
-    // The STT session closes itself when its signal aborts: it must live as long as the call, not its opening.
-    const sttSession = await kit.stt(plan.stt.provider).open({
-      ...plan.stt.access, signal: opening.lifetime,
-      ...(plan.stt.model ? { model: plan.stt.model } : {}), ...(plan.stt.language ? { language: plan.stt.language } : {}),
-    }).catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`stt:${plan.stt.provider}`, error))));
+    // An STT session closes itself when its signal aborts: it must live as long as the call, not its opening.
+    const transcribers = [plan.stt, ...(plan.fallbacks?.stt ?? [])].map((c) => ({
+      provider: c.provider,
+      open: () => kit.stt(c.provider).open({ ...c.access, signal: opening.lifetime, ...(c.model ? { model: c.model } : {}), ...(c.language ? { language: c.language } : {}) }),
+    }));
+    const sttSession = await FallbackSttSession.open(transcribers, fallback)
+      .catch((error: unknown) => Promise.reject(new VoiceOpenError(providerFailure(`stt:${providerOf(error, plan.stt.provider)}`, error))));
     stt = sttSession;
     const vad = createVad(await kit.vadModel(), listeningVad(plan.vad, plan.turn));
     return new VoicePipeline({
       link, pacer: kit.pacer, vad, turn: plan.turn,
-      tts: { session: ttsSession, provider: plan.tts.provider },
-      stt: { session: sttSession, provider: plan.stt.provider },
+      // Named when they fail: the provider that failed last (a fallback may have taken over).
+      tts: { session: ttsSession, get provider() { return ttsSession.provider; } },
+      stt: { session: sttSession, get provider() { return sttSession.provider; } },
       fallbackTts,
     }, host);
   } catch (error) {

@@ -1,39 +1,49 @@
 import type { AudioFormat, Encoding } from '../../voice/audio/format.ts';
 import { DEFAULT_REALTIME_MODEL } from '../../voice/realtime/session-config.ts';
-import type { SttProviderName } from '../../voice/stt/stt.ts';
-import type { TtsProviderName } from '../../voice/tts/index.ts';
 import { vadSettings } from '../../voice/vad.ts';
+import { accessFor, isFailure, type ResolveAccess } from '../providers/access.ts';
+import { descriptorOf, providersOf, type ProviderName } from '../providers/registry.ts';
 import { turnSettings } from '../turns/settings.ts';
-import type { CallFailure } from '../failure.ts';
 import type { StrategyParameters } from '../strategy-parameters.ts';
-import type { ProviderAccess, VoicePlan } from './plan.ts';
+import type { CallFailure } from '../failure.ts';
+import type { SttChoice, TtsChoice, VoicePlan } from './plan.ts';
 
-/** Providers that need a key (eSpeak is local and needs none). */
-export type KeyedProvider = 'openai' | 'elevenlabs' | 'deepgram' | 'cartesia';
+/** What a strategy that names no voice speaks with: local, no account. */
+const DEFAULT_TTS: ProviderName = 'espeak';
+/** What a strategy that names no transcriber listens with; it also reaches self-hosted Whisper servers. */
+const DEFAULT_STT: ProviderName = 'openai';
 
-/**
- * Where an organization's calls reach a provider, and with which key; null when it has no key
- * to use; `refused` when the organization's base URL is one the egress policy refuses.
- */
-export type ResolveAccess = (organizationId: string, provider: KeyedProvider) => Promise<ProviderAccess | { refused: string } | null>;
+/** The providers Parley can speak with (a factory in their descriptor), for the message of one it cannot. */
+const speaking = () => providersOf('tts').filter((d) => d.tts.open).map((d) => d.name);
 
-const SPEAKING: readonly string[] = ['elevenlabs', 'openai', 'cartesia', 'espeak'] satisfies TtsProviderName[];
-const ENV_KEY: Record<KeyedProvider, string> = { openai: 'OPENAI_API_KEY', elevenlabs: 'ELEVENLABS_API_KEY', deepgram: 'DEEPGRAM_API_KEY', cartesia: 'CARTESIA_API_KEY' };
-
-const noKey = (source: string, provider: KeyedProvider) => ({
-  source, statusCode: null,
-  message: `no ${provider} key: add a ${provider} provider credential to the organization, or set ${ENV_KEY[provider]}`,
-});
-
-/** The access to use, or why there is none (the call fails at start with this failure). */
-async function accessFor(resolve: ResolveAccess, organizationId: string, provider: KeyedProvider, source: string): Promise<ProviderAccess | CallFailure> {
-  const access = await resolve(organizationId, provider);
-  if (!access) return noKey(source, provider);
-  if ('refused' in access) return { source, statusCode: null, message: `the ${provider} credential's baseUrl: ${access.refused}` };
-  return access;
+/** A voice the call may speak with, or why it cannot (Parley cannot speak with it yet, no key). */
+async function ttsChoice(resolve: ResolveAccess, organizationId: string, provider: ProviderName, voice: TtsChoice['voice']): Promise<TtsChoice | CallFailure> {
+  const source = `tts:${provider}`;
+  const descriptor = descriptorOf(provider);
+  if (!descriptor?.tts?.open) return { source, statusCode: null, message: `Parley cannot speak with ${provider} yet; choose ${speaking().join(', ')}` };
+  // A local voice (espeak) takes no credential and is reached nowhere.
+  const access = descriptor.credential ? await accessFor(resolve, organizationId, provider, source) : { apiKey: null, baseUrl: '' };
+  return isFailure(access) ? access : { provider, access, voice };
 }
 
-const isFailure = (value: ProviderAccess | CallFailure): value is CallFailure => 'source' in value;
+/** A transcriber the call may listen with, or why it cannot (no key). */
+async function sttChoice(resolve: ResolveAccess, organizationId: string, transcriber: { provider: string; model?: string; language?: string }): Promise<SttChoice | CallFailure> {
+  const provider = transcriber.provider as ProviderName;
+  const access = await accessFor(resolve, organizationId, provider, `stt:${provider}`);
+  if (isFailure(access)) return access;
+  return { provider, access, ...(transcriber.model ? { model: transcriber.model } : {}), ...(transcriber.language ? { language: transcriber.language } : {}) };
+}
+
+/** Every entry's choice, or the first entry's failure: a fallback without a key fails the call at start as the primary would. */
+async function every<T, C>(entries: readonly T[], choose: (entry: T) => Promise<C | CallFailure>): Promise<C[] | CallFailure> {
+  const chosen: C[] = [];
+  for (const entry of entries) {
+    const choice = await choose(entry);
+    if (choice && typeof choice === 'object' && 'source' in choice) return choice;
+    chosen.push(choice);
+  }
+  return chosen;
+}
 
 /**
  * How a voice call runs, from its strategy (type, voice, vad, transcriber) and the keys its
@@ -50,14 +60,15 @@ export async function voicePlanFor(
   const parameters = strategy?.parameters ?? {};
   const vad = vadSettings(parameters.vad ?? {});
   const { provider: voiceProvider, ...voiceFields } = parameters.voice ?? {};
-  const voice = { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) };
   if (strategy?.type === 'speech_to_speech') {
-    const access = await accessFor(resolve, organizationId, 'openai', 'realtime:openai');
+    const realtime = providersOf('realtime')[0]!.name;
+    const access = await accessFor(resolve, organizationId, realtime, `realtime:${realtime}`);
     if (isFailure(access)) return { kind: 'unusable', audio: format, failure: access };
     const { confidenceThreshold, stopDuration, backbufferDuration } = parameters.vad ?? {};
     const turn = turnSettings(parameters.turn);
     return {
-      kind: 'realtime', audio: format, access, voice, model: parameters.model ?? DEFAULT_REALTIME_MODEL,
+      kind: 'realtime', provider: realtime, audio: format, access, voice: { ...voiceFields, ...(parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {}) },
+      model: parameters.model ?? DEFAULT_REALTIME_MODEL,
       turns: turn.endpointing === 'smart' ? { detection: 'semantic', eagerness: eagernessFor(turn.maxSilence) } : { detection: 'silence' },
       // The server VAD has no minimum volume or start duration; what the strategy leaves out, the server's defaults decide.
       vad: {
@@ -65,27 +76,22 @@ export async function voicePlanFor(
         ...(stopDuration !== undefined ? { stopDuration } : {}),
         ...(backbufferDuration !== undefined ? { backbufferDuration } : {}),
       },
-      ...(parameters.transcriber?.provider === 'openai' && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
+      ...(parameters.transcriber?.provider === realtime && parameters.transcriber.model ? { transcriptionModel: parameters.transcriber.model } : {}),
       ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
     };
   }
-  const ttsProvider = voiceProvider ?? 'espeak';
-  if (!SPEAKING.includes(ttsProvider)) {
-    return { kind: 'unusable', audio: format, failure: { source: `tts:${ttsProvider}`, statusCode: null, message: `Parley cannot speak with ${ttsProvider} yet; choose ${SPEAKING.join(', ')}` } };
-  }
-  const ttsAccess = ttsProvider === 'espeak' ? { apiKey: null, baseUrl: '' } : await accessFor(resolve, organizationId, ttsProvider as KeyedProvider, `tts:${ttsProvider}`);
-  if (isFailure(ttsAccess)) return { kind: 'unusable', audio: format, failure: ttsAccess };
-  const sttProvider: SttProviderName = parameters.transcriber?.provider === 'deepgram' ? 'deepgram' : 'openai';
-  const sttAccess = await accessFor(resolve, organizationId, sttProvider, `stt:${sttProvider}`);
-  if (isFailure(sttAccess)) return { kind: 'unusable', audio: format, failure: sttAccess };
+  const rate = parameters.outputSampleRate ? { outputSampleRate: parameters.outputSampleRate } : {};
+  const voices = [{ provider: voiceProvider ?? DEFAULT_TTS, ...voiceFields }, ...(parameters.fallbacks?.tts ?? [])];
+  const tts = await every(voices, ({ provider, ...fields }) => ttsChoice(resolve, organizationId, provider as ProviderName, { ...fields, ...rate }));
+  if (!Array.isArray(tts)) return { kind: 'unusable', audio: format, failure: tts };
+  const transcribers = [parameters.transcriber ?? { provider: DEFAULT_STT }, ...(parameters.fallbacks?.stt ?? [])];
+  const stt = await every(transcribers, (transcriber) => sttChoice(resolve, organizationId, transcriber));
+  if (!Array.isArray(stt)) return { kind: 'unusable', audio: format, failure: stt };
+  const [ttsPrimary, ...ttsFallbacks] = tts as [TtsChoice, ...TtsChoice[]];
+  const [sttPrimary, ...sttFallbacks] = stt as [SttChoice, ...SttChoice[]];
   return {
-    kind: 'pipeline', audio: format, vad, turn: turnSettings(parameters.turn),
-    tts: { provider: ttsProvider as TtsProviderName, access: ttsAccess, voice },
-    stt: {
-      provider: sttProvider, access: sttAccess,
-      ...(parameters.transcriber?.model ? { model: parameters.transcriber.model } : {}),
-      ...(parameters.transcriber?.language ? { language: parameters.transcriber.language } : {}),
-    },
+    kind: 'pipeline', audio: format, vad, turn: turnSettings(parameters.turn), tts: ttsPrimary, stt: sttPrimary,
+    ...(ttsFallbacks.length || sttFallbacks.length ? { fallbacks: { tts: ttsFallbacks, stt: sttFallbacks } } : {}),
   };
 }
 

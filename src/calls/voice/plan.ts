@@ -1,18 +1,25 @@
-import type { LookupFunction } from 'node:net';
 import type { AudioFormat } from '../../voice/audio/format.ts';
-import type { SttProviderName } from '../../voice/stt/stt.ts';
-import type { TtsProviderName, VoiceSettings } from '../../voice/tts/index.ts';
+import type { VoiceSettings } from '../../voice/tts/index.ts';
 import type { RealtimeSessionSettings, RealtimeVad } from '../../voice/realtime/session-config.ts';
 import type { VadSettings } from '../../voice/vad.ts';
 import type { TurnSettings } from '../turns/settings.ts';
 import type { CallFailure } from '../failure.ts';
+import type { ProviderAccess } from '../providers/access.ts';
+import type { ProviderName } from '../providers/registry.ts';
 
-/** Where a provider is reached, and with which key (null: none is sent). */
-export interface ProviderAccess {
-  apiKey: string | null;
-  baseUrl: string;
-  /** Set when the base URL is a tenant's: every connection resolves its host through the egress policy. */
-  lookup?: LookupFunction | undefined;
+/** A voice: the provider, where it is reached, and the strategy's voice settings for it. */
+export interface TtsChoice {
+  provider: ProviderName;
+  access: ProviderAccess;
+  voice: VoiceSettings;
+}
+
+/** A transcriber: the provider, where it is reached, its model and language when the strategy names them. */
+export interface SttChoice {
+  provider: ProviderName;
+  access: ProviderAccess;
+  model?: string;
+  language?: string;
 }
 
 /** How a voice call sounds and listens, from its strategy and the organization's provider keys. */
@@ -22,11 +29,15 @@ export type VoicePlan =
       audio: AudioFormat;
       vad: VadSettings;
       turn: TurnSettings;
-      tts: { provider: TtsProviderName; access: ProviderAccess; voice: VoiceSettings };
-      stt: { provider: SttProviderName; access: ProviderAccess; model?: string; language?: string };
+      tts: TtsChoice;
+      stt: SttChoice;
+      /** The strategy's fallbacks, in the order they take over. */
+      fallbacks?: { tts: TtsChoice[]; stt: SttChoice[] };
     }
   | {
       kind: 'realtime';
+      /** The provider of the realtime model (the registry's one with `realtime`). */
+      provider: ProviderName;
       audio: AudioFormat;
       /** Only what the strategy sets: the server VAD's own defaults apply to the rest. */
       vad: RealtimeVad;

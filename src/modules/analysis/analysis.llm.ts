@@ -1,4 +1,5 @@
-import { createLlm, type Llm, type LlmSettings } from '../../calls/llm.ts';
+import type { Llm, LlmSettings } from '../../calls/llm.ts';
+import { platformLlm as platformProvider } from '../../calls/providers/access.ts';
 import type { StrategyParameters } from '../../calls/strategy-parameters.ts';
 import type { Context } from '../../context.ts';
 import { readJson } from '../../db/values.ts';
@@ -20,8 +21,12 @@ export type LlmForCall = (call: { organizationId: string; strategyId: string | n
 
 export function platformLlm(ctx: Pick<Context, 'config' | 'db'>, given?: Llm): LlmForCall {
   const { config } = ctx;
-  const llm = given ?? createLlm({
-    baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs,
+  // The platform's LLM, as the engine builds it (src/engine.ts). A strategy's parameters.llm (the
+  // organization's own provider and its fallbacks) is not followed here yet: this is the one
+  // place to resolve it from the call's organization and strategy.
+  const platform = platformProvider(config);
+  const llm = given ?? platform.provider.llm.create({
+    baseUrl: platform.baseUrl, apiKey: platform.apiKey, firstTokenMs: config.llmFirstTokenMs, tokenGapMs: config.llmTokenGapMs, failFast: false,
   });
   return async ({ organizationId, strategyId }) => {
     const strategy = strategyId ? await findStrategy(ctx.db.kysely, organizationId, strategyId) : undefined;

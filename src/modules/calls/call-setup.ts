@@ -4,7 +4,9 @@ import type { StrategyParameters } from '../../calls/strategy-parameters.ts';
 import { fillPlaceholders } from '../../calls/template.ts';
 import { controlToolsOf } from '../../calls/control-tools.ts';
 import { toolWebhooksOf } from '../../calls/tools.ts';
-import { voicePlanFor, type ResolveAccess } from '../../calls/voice/plan-for.ts';
+import type { ResolveAccess } from '../../calls/providers/access.ts';
+import { isLlmPlan, llmPlanFor } from '../../calls/llm-plan.ts';
+import { voicePlanFor } from '../../calls/voice/plan-for.ts';
 import type { Context } from '../../context.ts';
 import { readJson } from '../../db/values.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
@@ -33,17 +35,26 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
       const tools = toolWebhooksOf(extensions, ctx.secrets);
       const prompt = source.system_prompt ? fillPlaceholders(source.system_prompt, values, LIMITS.systemPrompt) : null;
       const greeting = source.system_prompt_greeting ? fillPlaceholders(source.system_prompt_greeting, values, LIMITS.greeting) : null;
+      const voice = call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null;
+      // A realtime model holds a speech_to_speech call's conversation: the strategy's LLM plays no part in it.
+      const planned = voice?.kind === 'realtime' ? null : await llmPlanFor(parameters, call.organizationId, resolve, ctx.config.llmDefaultModel);
+      const llm = planned && isLlmPlan(planned) ? planned : null;
+      const failure = planned && !isLlmPlan(planned) ? planned : null;
       return {
         callId: call.id,
         traceId: call.traceId,
+        organizationId: call.organizationId,
         systemPrompt: prompt?.text ?? null,
         greeting: greeting?.text ?? null,
         unfilled: [...new Set([...(prompt?.unfilled ?? []), ...(greeting?.unfilled ?? [])])],
-        settings: { model: parameters.model ?? ctx.config.llmDefaultModel, temperature: parameters.temperature },
+        settings: { model: llm?.choices[0].model ?? parameters.model ?? ctx.config.llmDefaultModel, temperature: parameters.temperature },
         tools,
         controls: controlToolsOf(extensions, new Set(tools.map((t) => t.name))),
         recording: readJson<{ enabled?: boolean } | null>(source.recording)?.enabled === true,
-        voice: call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null,
+        // A call that cannot run opens no voice provider: its voice fails with the same reason.
+        voice: voice && failure ? { kind: 'unusable', audio: voice.audio, failure } : voice,
+        ...(llm ? { llm } : {}),
+        failure,
       };
     },
   };

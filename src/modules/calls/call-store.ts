@@ -64,6 +64,10 @@ export function callStore(deps: CallDeps): CallStore {
         .where('id', '=', callId).execute();
     },
 
+    async noteProviders(callId, providers) {
+      await kysely.updateTable('calls').set({ providers: JSON.stringify(providers) }).where('id', '=', callId).execute();
+    },
+
     async saveMedia(callId, media) {
       await kysely.updateTable('calls').set({ media: JSON.stringify(media) }).where('id', '=', callId).execute();
       const ended = await kysely.selectFrom('calls').select('conclusion_id').where('id', '=', callId).executeTakeFirst();

@@ -93,6 +93,17 @@ const Turn = Type.Object(
   { title: 'CallTurn' },
 );
 
+const ServedTurn = Type.Object(
+  {
+    turn: Type.Integer({ minimum: 0, description: 'The turn: 0 is the greeting, then one per answered caller turn (as turns[].index)' }),
+    stt: Type.Optional(Type.String({ description: 'The transcriber that heard the caller' })),
+    llm: Type.Optional(Type.String({ description: 'The LLM that answered' })),
+    tts: Type.Optional(Type.String({ description: 'The voice that spoke (the one that took over, when one failed during the turn)' })),
+    failed: Type.Optional(Type.Array(Type.String(), { description: 'Providers that failed during the turn before another served it, as kind:provider (llm:anthropic)' })),
+  },
+  { title: 'CallServedTurn' },
+);
+
 const TurnTaking = Type.Object(
   {
     falseInterruptions: Type.Integer({ minimum: 0, description: 'Sound over the assistant that paused it but was no interruption (a backchannel, a cough, a word or two)' }),
@@ -202,8 +213,14 @@ export const Call = Type.Object(
     transport: Transport,
     audio: Nullable(CallAudio),
     providers: Nullable(Type.Object(
-      { tts: Type.Optional(Type.String()), stt: Type.Optional(Type.String()), realtime: Type.Optional(Type.String()) },
-      { description: 'A voice call: the providers it spoke and listened with' },
+      {
+        llm: Type.Optional(Type.String({ description: 'The LLM the strategy names (openai: the platform\'s, or the organization\'s openai credential)' })),
+        tts: Type.Optional(Type.String({ description: 'A voice call: its voice' })),
+        stt: Type.Optional(Type.String({ description: 'A voice call: its transcriber' })),
+        realtime: Type.Optional(Type.String({ description: 'A speech_to_speech call: its realtime model\'s provider' })),
+        turns: Type.Optional(Type.Array(ServedTurn, { description: 'Who served each turn (0: the greeting), kept once the call has ended; turns that used no provider are left out' })),
+      },
+      { description: 'The providers the call was set up with (the strategy\'s primaries); null until it connected' },
     )),
     media: Nullable(CallMedia),
     turnTaking: Nullable(TurnTaking),

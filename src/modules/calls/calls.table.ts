@@ -29,7 +29,7 @@ export interface CallTable {
   task_id: string | null;
   /** A voice call: the audio format of its client (`{ encoding, sampleRate }`); null for a text call. */
   audio: Json | null;
-  /** A voice call: the providers it spoke and listened with (`{ tts, stt }` or `{ realtime }`). */
+  /** The providers the call was set up with (`{ llm, tts?, stt? }` or `{ realtime }`). */
   providers: Json | null;
   /** Placeholders the prompt or greeting kept unfilled when the call connected (JSON array). */
   unfilled_placeholders: Json | null;

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { MASK } from '../../crypto/secret-box.ts';
 import type { Database } from '../../db/schema.ts';
-import type { ProviderCredentialTable } from './providers.table.ts';
+import { NO_KEY, type ProviderCredentialTable } from './providers.table.ts';
 import type { ProviderCredential, ProviderName } from './providers.schemas.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -14,7 +14,7 @@ export function toProviderCredential(row: Selectable<ProviderCredentialTable>): 
     id: row.id,
     organizationId: row.organization_id,
     provider: row.provider as ProviderName,
-    apiKey: MASK,
+    apiKey: row.api_key_sealed === NO_KEY ? null : MASK,
     baseUrl: row.base_url,
     accountSid: row.account_sid,
     createdAt: row.created_at,

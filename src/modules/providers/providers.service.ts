@@ -1,3 +1,5 @@
+import { platformAccess } from '../../calls/providers/access.ts';
+import { descriptorOf } from '../../calls/providers/registry.ts';
 import type { Context } from '../../context.ts';
 import { MASK } from '../../crypto/secret-box.ts';
 import { bumpCounter } from '../../db/counters.ts';
@@ -6,11 +8,14 @@ import { checkAddress, type AllowList } from '../../egress/policy.ts';
 import { badRequest, conflict, notFound, type ErrorDetail } from '../../http/errors.ts';
 import type { Edit } from '../../http/updates.ts';
 import { findCredentialOfProvider, findProviderCredential, providerCredentialCounter, toProviderCredential } from './providers.repository.ts';
+import { NO_KEY } from './providers.table.ts';
 import type { ProviderCredential, ProviderCredentialCreate, ProviderCredentialUpdate, ProviderName } from './providers.schemas.ts';
 
 export type ProviderDeps = Pick<Context, 'db' | 'secrets' | 'egress' | 'clock'>;
 
 const NOT_FOUND = 'Provider credential';
+
+const sealKey = (deps: Pick<ProviderDeps, 'secrets'>, key: string | null) => (key === null ? NO_KEY : deps.secrets.seal(key));
 const SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
 
 /** Problems with a tenant's base URL: the schemes providers speak, nothing a path would be appended to badly, and the egress policy on a literal address. */
@@ -32,27 +37,34 @@ export function baseUrlProblems(value: string, allow: AllowList): ErrorDetail[] 
 const sameDestination = (a: string | null, b: string | null) =>
   (a === null ? null : (URL.parse(a)?.href ?? a)) === (b === null ? null : (URL.parse(b)?.href ?? b));
 
+/** What the provider's credential rules (its registry descriptor) say of the body's fields. */
 function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate, allow: AllowList): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
+  const rules = descriptorOf(body.provider)?.credential;
+  if (rules?.baseUrl === 'required' && body.baseUrl == null) {
+    problems.push({ path: 'baseUrl', message: `is required for ${body.provider}: the server's base URL, e.g. https://api.groq.com/openai/v1 or http://127.0.0.1:11434/v1` });
+  }
+  if (body.apiKey === null && rules?.apiKey !== 'optional') problems.push({ path: 'apiKey', message: `is required for ${body.provider}` });
   if (body.baseUrl != null) {
     // Twilio's auth token is never sent anywhere: it only checks the signatures of Twilio's requests.
-    if (body.provider === 'twilio') problems.push({ path: 'baseUrl', message: 'a twilio credential has no baseUrl: its auth token only checks the signatures of Twilio\'s requests' });
+    if (rules?.baseUrl === 'none') problems.push({ path: 'baseUrl', message: `a ${body.provider} credential has no baseUrl: its key is never sent anywhere, it only checks the signatures of the provider's requests` });
     else problems.push(...baseUrlProblems(body.baseUrl, allow));
   }
-  if (body.accountSid != null && body.provider !== 'twilio') problems.push({ path: 'accountSid', message: 'only a twilio credential carries an accountSid' });
+  if (body.accountSid != null && !rules?.accountSid) problems.push({ path: 'accountSid', message: `a ${body.provider} credential carries no accountSid (only a twilio credential does)` });
   return problems;
 }
 
 export async function createProviderCredential(deps: ProviderDeps, organizationId: string, body: ProviderCredentialCreate) {
   const problems = fieldProblems(body, deps.egress.allow);
   if (body.apiKey === MASK) problems.push({ path: 'apiKey', message: `"${MASK}" keeps a stored key, but nothing is stored yet; send the key` });
+  if (body.apiKey === undefined && descriptorOf(body.provider)?.credential?.apiKey !== 'optional') problems.push({ path: 'apiKey', message: `is required for ${body.provider}` });
   if (problems.length) throw badRequest('Invalid provider credential', problems);
   const at = deps.clock.now().toISOString();
   const row = {
     id: crypto.randomUUID(),
     organization_id: organizationId,
     provider: body.provider,
-    api_key_sealed: deps.secrets.seal(body.apiKey),
+    api_key_sealed: sealKey(deps, body.apiKey ?? null),
     base_url: body.baseUrl ?? null,
     account_sid: body.accountSid ?? null,
     created_at: at,
@@ -85,14 +97,15 @@ export async function updateProviderCredential(
   if (body.provider !== stored.provider) problems.push({ path: 'provider', message: `is ${stored.provider} and cannot change; create a credential for ${body.provider} instead` });
   const baseUrl = body.baseUrl ?? null;
   const keep = body.apiKey === undefined || body.apiKey === MASK;
-  if (keep && !sameDestination(stored.base_url, baseUrl)) {
+  // A credential without a key has nothing a new destination could be sent.
+  if (keep && stored.api_key_sealed !== NO_KEY && !sameDestination(stored.base_url, baseUrl)) {
     problems.push({ path: 'apiKey', message: 'must be sent again: baseUrl changed, and a kept key never follows a new destination' });
   }
   if (problems.length) throw badRequest('Invalid provider credential', problems);
   let update = kysely
     .updateTable('provider_credentials')
     .set({
-      ...(keep ? {} : { api_key_sealed: deps.secrets.seal(body.apiKey as string) }),
+      ...(keep ? {} : { api_key_sealed: sealKey(deps, body.apiKey ?? null) }),
       base_url: baseUrl,
       account_sid: body.accountSid ?? null,
       updated_at: deps.clock.now().toISOString(),
@@ -117,9 +130,9 @@ export async function deleteProviderCredential(deps: ProviderDeps, organizationI
 
 /** Where a call reaches a speech provider, and with which key. */
 export interface ProviderAccess {
-  /** The key to send; null when the platform configures only OPENAI_BASE_URL (a local server that needs none). */
+  /** The key to send; null for a server that takes none (a credential without one, or only OPENAI_BASE_URL on the platform). */
   apiKey: string | null;
-  /** null: the provider's public default (src/voice knows them). */
+  /** null: the provider's public default (its registry descriptor's). */
   baseUrl: string | null;
   source: 'organization' | 'platform';
   /**
@@ -131,17 +144,6 @@ export interface ProviderAccess {
   accountSid: string | null;
 }
 
-/** The operator's key and base URL of each provider; Twilio has none (every organization brings its own account). */
-function platformAccess(config: Context['config'], provider: ProviderName): { apiKey: string | null; baseUrl: string | null } {
-  switch (provider) {
-    case 'elevenlabs': return { apiKey: config.elevenlabsApiKey, baseUrl: config.elevenlabsBaseUrl };
-    case 'deepgram': return { apiKey: config.deepgramApiKey, baseUrl: config.deepgramBaseUrl };
-    case 'cartesia': return { apiKey: config.cartesiaApiKey, baseUrl: config.cartesiaBaseUrl };
-    case 'openai': return { apiKey: config.openaiApiKey, baseUrl: config.openaiBaseUrl };
-    case 'twilio': return { apiKey: null, baseUrl: null };
-  }
-}
-
 /**
  * The key and base URL a call of this organization uses for a provider: the organization's own
  * credential if it has one (its baseUrl, else the platform's), else the platform's environment
@@ -149,20 +151,21 @@ function platformAccess(config: Context['config'], provider: ProviderName): { ap
  * organization's own row is ever read, so one tenant's key never serves another's call.
  */
 export async function resolveProviderAccess(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, organizationId: string, provider: ProviderName): Promise<ProviderAccess | null> {
-  const platform = platformAccess(ctx.config, provider);
+  const descriptor = descriptorOf(provider);
+  const platform = descriptor ? platformAccess(ctx.config, descriptor) : { apiKey: null, baseUrl: null };
   const row = await findCredentialOfProvider(ctx.db.kysely, organizationId, provider);
   if (row) {
-    let apiKey: string;
+    let apiKey: string | null;
     try {
-      apiKey = ctx.secrets.open(row.api_key_sealed);
+      apiKey = row.api_key_sealed === NO_KEY ? null : ctx.secrets.open(row.api_key_sealed);
     } catch {
       // Never the sealed text or the cause: only which credential could not be opened.
       throw new Error(`the ${provider} provider credential ${row.id} cannot be opened (was PARLEY_SECRET_KEY changed?)`);
     }
     return { apiKey, baseUrl: row.base_url ?? platform.baseUrl, source: 'organization', egressChecked: row.base_url !== null, accountSid: row.account_sid };
   }
-  // A platform base URL without a key serves only openai: OPENAI_BASE_URL may name a local
-  // OpenAI-compatible server that needs none. The other providers always need a key.
-  if (platform.apiKey === null && !(provider === 'openai' && platform.baseUrl !== null)) return null;
+  // A platform base URL without a key serves only where the descriptor says so (OPENAI_BASE_URL
+  // may name a local OpenAI-compatible server that needs none); the other providers need a key.
+  if (platform.apiKey === null && !(descriptor?.platform?.keyless && platform.baseUrl !== null)) return null;
   return { ...platform, source: 'platform', egressChecked: false, accountSid: null };
 }

@@ -1,7 +1,5 @@
 import type { LookupFunction } from 'node:net';
-/** Speech-to-text behind one small interface; one file per provider beside this one. */
-
-export type SttProviderName = 'deepgram' | 'openai';
+/** Speech-to-text behind one small interface; one file per provider beside this one (src/calls/providers/ says which exist). */
 
 export interface SttOptions {
   /** null for servers that take no key (self-hosted Whisper); then no credential header is sent. */
@@ -41,7 +39,7 @@ export interface SttSession {
 }
 
 export interface SttProvider {
-  readonly name: SttProviderName;
+  readonly name: string;
   open(options: SttOptions): Promise<SttSession>;
 }
 
@@ -52,7 +50,7 @@ export interface SttProvider {
 export class SttError extends Error {
   override readonly name = 'SttError';
   constructor(
-    readonly provider: SttProviderName,
+    readonly provider: string,
     message: string,
     readonly statusCode?: number,
   ) {

@@ -48,10 +48,9 @@ export interface TtsSession {
   close(): Promise<void>;
 }
 
-export type TtsProviderName = 'elevenlabs' | 'openai' | 'cartesia' | 'espeak';
-
+/** One provider's text to speech; src/calls/providers/ says which providers exist. */
 export interface TtsProvider {
-  readonly name: TtsProviderName;
+  readonly name: string;
   open(options: TtsOptions): Promise<TtsSession>;
 }
 

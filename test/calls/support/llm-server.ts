@@ -19,6 +19,11 @@ export interface Reply {
   status?: number;
   /** The provider's error message with `status`. */
   errorMessage?: string;
+  /**
+   * Stream exactly these deltas (one chunk each) instead of text and tool calls: what servers
+   * other than OpenAI's really send (tool calls without `index`, several under one index).
+   */
+  deltas?: unknown[];
   /** Start the stream, then go silent (before any token, or after the first one) until the client gives up. */
   stall?: 'before_first_token' | 'after_first_token';
 }
@@ -51,6 +56,7 @@ function pieces(text: string, n: number): string[] {
 
 export function streamBody(reply: Reply): string {
   let out = chunk({ role: 'assistant', content: '' });
+  if (reply.deltas) return `${out}${reply.deltas.map((delta) => chunk(delta)).join('')}${chunk({}, 'stop')}data: [DONE]\n\n`;
   if (reply.text) for (const word of reply.text.match(/\S+\s*/g) ?? [reply.text]) out += chunk({ content: word });
   for (const [index, call] of (reply.toolCalls ?? []).entries()) {
     out += chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });

@@ -28,13 +28,15 @@ export interface CartesiaFake {
   chunkSamples: number;
   chunkIntervalMs: number;
   dropAfterChunks: number | null;
+  /** The next generation request is answered with this status in an error message, as Cartesia fails one. */
+  failNextWith: number | null;
   close(): Promise<void>;
 }
 
 export async function startCartesiaFake(expect: CartesiaExpectations): Promise<CartesiaFake> {
   const violations = new Violations();
   const fake: Omit<CartesiaFake, 'url' | 'close'> = {
-    violations, handshakes: [], requests: [], cancels: [], sent: [], chunkSamples: 2048, chunkIntervalMs: 2, dropAfterChunks: null,
+    violations, handshakes: [], requests: [], cancels: [], sent: [], chunkSamples: 2048, chunkIntervalMs: 2, dropAfterChunks: null, failNextWith: null,
   };
   const server = await startFakeServer({
     upgrade(req) {
@@ -67,6 +69,11 @@ export async function startCartesiaFake(expect: CartesiaExpectations): Promise<C
         if (problems.length > 0) {
           for (const problem of problems) violations.add(problem);
           socket.send(JSON.stringify({ type: 'error', done: true, status_code: 400, context_id: contextId, title: 'Invalid request', message: problems.join('; ') }));
+          return;
+        }
+        if (fake.failNextWith !== null) {
+          socket.send(JSON.stringify({ type: 'error', done: true, status_code: fake.failNextWith, context_id: contextId, title: 'Internal server error', message: 'The generation failed; try again' }));
+          fake.failNextWith = null;
           return;
         }
         void generate(socket, contextId, String(message.transcript), cancelled);

@@ -55,6 +55,8 @@ export interface FakeDeepgram {
   scriptLeft(): number;
   /** Whether Finalize is answered with a from_finalize result (Deepgram does not promise one). */
   answerFinalize(yes: boolean): void;
+  /** The next Finalize only is left unanswered. */
+  skipNextFinalize(): void;
   /** Closes every WebSocket from the server side, as Deepgram does on an error. */
   closeConnections(code: number, reason: string): void;
   waitFor(predicate: () => boolean, what: string, timeoutMs?: number): Promise<void>;
@@ -79,6 +81,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   const waiters = new Waiters();
   let transcript = '';
   let finalizeAnswered = true;
+  let skipFinalize = false;
   let script: { text: string; seconds: number }[] | null = null;
   let scriptDelayMs = 0;
 
@@ -225,8 +228,10 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
         return ws.close(1008, 'DATA-0000');
       }
       controls.push(message.type);
-      if (message.type === 'Finalize' && script) scripted.finalize();
-      else if (message.type === 'Finalize' && finalizeAnswered) {
+      const skipped = message.type === 'Finalize' && skipFinalize;
+      if (skipped) skipFinalize = false;
+      if (message.type === 'Finalize' && script && !skipped) scripted.finalize();
+      else if (message.type === 'Finalize' && finalizeAnswered && !skipped) {
         result(words().slice(sentFinal ? half() : 0).join(' '), segmentStart, received, { is_final: true, from_finalize: true });
         utteranceStart = segmentStart = received;
         sentInterim = sentFinal = sentSecondInterim = false;
@@ -263,6 +268,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     },
     scriptLeft: () => script?.length ?? 0,
     answerFinalize: (yes) => void (finalizeAnswered = yes),
+    skipNextFinalize: () => void (skipFinalize = true),
     closeConnections: (code, reason) => sockets.forEach((ws) => ws.close(code, reason)),
     waitFor: (predicate, what, timeoutMs) => waiters.waitFor(predicate, what, timeoutMs),
     close: async () => {

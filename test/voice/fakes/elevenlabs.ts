@@ -42,6 +42,8 @@ export interface ElevenLabsFake {
   firstChunkDelayMs: number;
   /** Drop the connection after this many audio messages of the next sentence. */
   dropAfterChunks: number | null;
+  /** The next flushed context gets this error message instead of audio, and the socket closes (1008), as ElevenLabs does. */
+  failNext: string | null;
   close(): Promise<void>;
 }
 
@@ -50,7 +52,7 @@ const PATH = /^\/v1\/text-to-speech\/([^/]+)\/multi-stream-input$/;
 export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promise<ElevenLabsFake> {
   const violations = new Violations();
   const fake: Omit<ElevenLabsFake, 'url' | 'close'> = {
-    violations, handshakes: [], messages: [], sent: [], chunkSamples: 2048, chunkIntervalMs: 2, firstChunkDelayMs: 0, dropAfterChunks: null,
+    violations, handshakes: [], messages: [], sent: [], chunkSamples: 2048, chunkIntervalMs: 2, firstChunkDelayMs: 0, dropAfterChunks: null, failNext: null,
   };
   const sampleRate = Number(expect.outputFormat.replace('pcm_', ''));
 
@@ -100,6 +102,11 @@ export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promi
           const wrong = sameKeys(message, ['context_id', 'flush', 'text'], ['context_id', 'flush']);
           if (wrong) return violate(`flush: ${wrong}`);
           context.flushed = true;
+          if (fake.failNext !== null) {
+            socket.send(JSON.stringify({ message: fake.failNext, error: 'quota_exceeded', code: 1008 }));
+            fake.failNext = null;
+            return socket.close(1008, 'quota_exceeded');
+          }
           void speakContext(socket, contextId, context);
           return;
         }

@@ -40,6 +40,7 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
     dialer: options.dialer ?? noDialer,
     retry: { baseMs: config.retryBaseMs, capMs: 60 * 60_000 },
     leaseMs: config.leaseMs,
+    maxVoicemails: config.taskMaxVoicemails,
   }));
   runner.register(deliveryJobs(ctx, { leaseMs: config.leaseMs }));
   const recordings = options.recordings ?? openRecordingStorage(config);

@@ -3,7 +3,7 @@ import type { CallFailure } from './failure.ts';
 import { ProviderLedger } from './fallbacks/ledger.ts';
 import type { CallRecorder, CallSetup, Log } from './record.ts';
 import type { CallRuntime } from './runtime.ts';
-import { CallSession } from './session.ts';
+import { CallSession, type CallOpener } from './session.ts';
 import type { CallSetupSource, CallStore, LiveCall } from './store.ts';
 import { TemplateTooLongError } from './template.ts';
 import type { CallTransport } from './transports/transport.ts';
@@ -97,10 +97,12 @@ export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' |
 
 /**
  * Starts the session on its transport and, for a voice call, opens the providers on the link:
- * the greeting waits for them, a failure ends the call saying why.
+ * the greeting waits for them (and for `opener`), a failure ends the call saying why.
  */
-export function startSession(engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log): void {
-  session.start(transport, setup.voice?.audio);
+export function startSession(
+  engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log, opener?: CallOpener,
+): void {
+  session.start(transport, setup.voice?.audio, opener);
   if (setup.voice && link) openCallVoice(engine, { ...setup, voice: setup.voice }, link, session, log);
 }
 

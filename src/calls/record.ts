@@ -8,6 +8,7 @@ import type { ProviderLedger } from './fallbacks/ledger.ts';
 import type { LlmPlan } from './llm-plan.ts';
 import type { EgressSend, ToolOutcome } from './tool-call.ts';
 import type { TurnLatency } from './turns/latency.ts';
+import type { VoicemailDetection } from './voicemail-detection.ts';
 import type { ToolWebhook } from './tools.ts';
 import type { VoicePlan } from './voice/plan.ts';
 
@@ -100,6 +101,8 @@ export interface CallSetup {
   voice: VoicePlan | null;
   /** Its assistant asks for its audio to be recorded (voice calls). */
   recording?: boolean;
+  /** What a placed SIP call does about who answered (the agent's voicemail_detection); absent or null: nothing. */
+  voicemailDetection?: VoicemailDetection | null;
   /** The call's LLMs (the primary, then its fallbacks); absent: the platform's LLM only. */
   llm?: LlmPlan;
   /** Set when the call cannot run (an LLM it names has no key): it fails as it starts, saying why. */

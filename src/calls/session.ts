@@ -37,6 +37,13 @@ interface Inbound {
 }
 
 /**
+ * What a voice call does before its greeting, once its voice is ready (the answering-machine
+ * detection of a placed call, src/telephony/answering/): it may say things first (recorded as the
+ * assistant's words), then answers whether the call goes on, greeting first, or hangs up.
+ */
+export type CallOpener = (say: (text: string) => Promise<{ heard: string; interrupted: boolean }>) => Promise<'greet' | 'hang_up'>;
+
+/**
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
  * the idle, total, turn and transcript limits, and the record, appended as the call runs.
  * A voice call (attachVoice) speaks what the LLM writes and keeps in its transcript and
@@ -82,6 +89,7 @@ export class CallSession {
   /** A voice call's turns wait for its voice (a key or a text frame can come before it is open), so every answer is spoken. */
   private voiceReady: Promise<void> = Promise.resolve();
   private markVoiceReady: () => void = () => {};
+  private opener: CallOpener | null = null;
   /** Settles once the call has ended and its record is written. */
   readonly done = new Promise<void>((resolve) => (this.markDone = resolve));
 
@@ -99,10 +107,11 @@ export class CallSession {
 
   /**
    * Connects the call; `audio` names the format of a voice call's audio (its voice is attached
-   * once its providers are open, and the greeting waits for it).
+   * once its providers are open, and the greeting waits for it, and for `opener` when given).
    */
-  start(transport: CallTransport, audio?: { encoding: string; sampleRate: number }): void {
+  start(transport: CallTransport, audio?: { encoding: string; sampleRate: number }, opener?: CallOpener): void {
     this.transport = transport;
+    this.opener = opener ?? null;
     if (audio) this.voiceReady = new Promise((resolve) => (this.markVoiceReady = resolve));
     const { unfilled } = this.setup;
     this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
@@ -123,13 +132,36 @@ export class CallSession {
     this.timeline = timeline;
   }
 
-  /** A voice call's voice is ready: it greets, and speaks every answer from now on. */
+  /** A voice call's voice is ready: it greets (after the opener, when there is one), and speaks every answer from now on. */
   attachVoice(voice: CallVoice): void {
     if (this.ending) return void voice.close();
     this.voice = voice;
+    if (this.opener) return void this.open(this.opener);
+    this.begin();
+  }
+
+  /** The greeting, then the conversation: turns that waited for the voice run. */
+  private begin(): void {
     this.greet();
     this.markVoiceReady();
-    if (voice.kind === 'realtime') for (const { text, endedAt } of this.inbox.splice(0)) this.tell(voice, text, endedAt);
+    if (this.voice?.kind === 'realtime') for (const { text, endedAt } of this.inbox.splice(0)) this.tell(this.voice, text, endedAt);
+  }
+
+  /** The opener runs before anything else is said; a failing one leaves the call to go on as usual. */
+  private async open(opener: CallOpener): Promise<void> {
+    const next = await opener((text) => this.sayFirst(text)).catch(() => 'greet' as const);
+    if (this.ending) return;
+    if (next === 'hang_up') return void this.end('assistant_ended');
+    this.begin();
+  }
+
+  /** The opener's words: kept in the transcript as the assistant's, not in the LLM's history. */
+  private async sayFirst(text: string): Promise<{ heard: string; interrupted: boolean }> {
+    if (this.ending) return { heard: '', interrupted: true };
+    this.emit({ type: 'assistant_message', text });
+    const utterance = this.utter('announcement', text);
+    await utterance.done;
+    return { heard: utterance.heard ?? '', interrupted: utterance.interrupted };
   }
 
   /** Aborts when the call ends: what lives as long as the call listens to it. */

@@ -1,6 +1,7 @@
 import type { CallFailure } from './failure.ts';
 import type { CallRecorder, CallSetup } from './record.ts';
 import type { TransportInfo } from './transports/transport.ts';
+import type { CallDetection, Verdict } from './voicemail-detection.ts';
 
 /** Who a call talks to: an assistant (inbound, WebSocket) or an agent (its tasks' calls). */
 export type CallSourceKind = 'assistant' | 'agent';
@@ -76,6 +77,11 @@ export interface CallStore {
   fail(callId: string, reason: 'error' | 'client_disconnected', failure?: CallFailure | null): Promise<void>;
   /** Notes what a prepared call runs with: its unfilled placeholders and its providers. */
   noteSetup(callId: string, note: { unfilled: readonly string[]; providers: Record<string, string> | null }): Promise<void>;
+  /**
+   * Keeps who answered a placed call and how its detection went; written as detection goes (the
+   * last write wins), the verdict before anything is done about it.
+   */
+  noteDetection(callId: string, note: { answeredBy: Verdict; detection: CallDetection }): Promise<void>;
   /** Notes, as a call ends, its providers with who served each turn (`providers.turns`). */
   noteProviders(callId: string, providers: Record<string, unknown>): Promise<void>;
   /** Keeps a SIP call's media figures once its RTP closed; answers its conclusion's id (null when it has none). */

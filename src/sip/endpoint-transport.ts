@@ -85,13 +85,19 @@ export class SipTransports implements MessageSender {
     // another process may hold: try a few times.
     for (let attempt = 0; ; attempt++) {
       const udp = dgram.createSocket({ type: net.isIP(options.host) === 6 ? 'udp6' : 'udp4', recvBufferSize: UDP_RECEIVE_BUFFER });
-      await new Promise<void>((resolve, reject) => udp.once('error', reject).bind(options.port, options.host, () => resolve()));
+      try {
+        await new Promise<void>((resolve, reject) => udp.once('error', reject).bind(options.port, options.host, () => resolve()));
+      } catch (err) {
+        // A socket whose bind failed still holds its handle: close it, or it keeps the process alive.
+        closeQuietly(udp);
+        throw err;
+      }
       const port = udp.address().port;
       const tcp = net.createServer();
       try {
         await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(port, options.host, () => resolve()));
       } catch (err) {
-        udp.close();
+        closeQuietly(udp);
         if (options.port !== 0 || attempt >= 5) throw err;
         continue;
       }
@@ -259,3 +265,11 @@ export class SipTransports implements MessageSender {
   }
 }
 
+/** Closes a UDP socket that may already be closed. */
+function closeQuietly(udp: dgram.Socket): void {
+  try {
+    udp.close();
+  } catch {
+    // already closed
+  }
+}

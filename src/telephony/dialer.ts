@@ -12,9 +12,16 @@ export interface DialRequest {
   signal: AbortSignal;
 }
 
-/** How an attempt ended; `callId` and `sipCode` are kept on the task's attempt record when known. */
+/**
+ * How an attempt ended; `callId` and `sipCode` are kept on the task's attempt record when known.
+ * `voicemail`: a voicemail box (or a screening assistant that ended the call) answered and no
+ * message was left; `voicemail_left`: the agent's message was left on it (`retry` when the
+ * agent's voicemail_detection asks for another try all the same).
+ */
 export type DialOutcome = (
   | { status: 'completed'; conclusionId?: string | null }
+  | { status: 'voicemail'; conclusionId?: string | null }
+  | { status: 'voicemail_left'; retry: boolean; conclusionId?: string | null }
   | { status: 'no_answer' }
   | { status: 'busy' }
   | { status: 'declined' }

@@ -7,6 +7,7 @@ import { applyAnswer, offerMedia } from '../sip/call-media.ts';
 import { placeCall } from '../sip/outbound.ts';
 import type { Dialer, DialOutcome } from './dialer.ts';
 import type { TelephonyDirectory } from './directory.ts';
+import { FarEndTap } from './answering/tap.ts';
 import { runSipCall } from './sip-call.ts';
 import { unansweredOutcome } from './sip-outcome.ts';
 import type { Telephony } from './telephony.ts';
@@ -51,6 +52,8 @@ export function sipDialer(telephony: Telephony, deps: DialerDeps): Dialer {
           await result.dialog.bye();
           return { status: 'failed', error: 'the far end answered with media we cannot use', retryable: false, sipCode: 200 };
         }
+        // From the answer on, the far end's first words are kept for voicemail detection (the agent's setup is read next).
+        const farEnd = new FarEndTap(rtp, codec);
         let call;
         try {
           call = await engine.store.insertLive({
@@ -59,14 +62,15 @@ export function sipDialer(telephony: Telephony, deps: DialerDeps): Dialer {
             audio: sipAudioFormat(codec), sipCredentialId: route.credentialId,
           });
         } catch (err) {
+          farEnd.stop();
           await result.dialog.bye();
           return { status: 'failed', error: err instanceof Error ? err.message : 'the call could not be recorded', retryable: true, sipCode: 200 };
         }
         kept = true;
         log.info({ callId: call.id }, 'task call answered');
         const bridge = { endpoint: telephony.endpoint, trunk: route.trunk, from: route.number, media: telephony.media(), ringTimeoutMs: config.ringMs, log };
-        const { conclusionId } = await runSipCall(engine, { call, dialog: result.dialog, rtp, codec, log, signal: request.signal, bridge });
-        return { status: 'completed', conclusionId, callId: call.id, sipCode: 200 };
+        const { conclusionId, answering } = await runSipCall(engine, { call, dialog: result.dialog, rtp, codec, log, signal: request.signal, bridge, farEnd });
+        return { ...(answering?.taskOutcome ?? { status: 'completed' }), conclusionId, callId: call.id, sipCode: 200 };
       } finally {
         if (!kept) rtp.close();
       }

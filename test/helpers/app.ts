@@ -54,8 +54,17 @@ export async function buildTestApp(dialect: Dialect, env: Record<string, string>
   const stream = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(chunk.toString('utf8')); done(); } });
   const log = pino({ ...loggerOptions(logLevel) }, stream);
   const ctx = createContext(config, { db, log, ...(clock ? { clock } : {}) });
-  const app = await buildApp(ctx, appOptions);
-  await app.ready();
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp(ctx, appOptions);
+    await app.ready();
+  } catch (err) {
+    // A start that fails (a test of it, or a broken one) leaves nothing open to keep the test's process alive.
+    await ctx.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    if (!reuse) await database.drop().catch(() => undefined);
+    throw err;
+  }
   return {
     app,
     ctx,

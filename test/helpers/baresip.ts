@@ -26,6 +26,8 @@ export interface BaresipOptions {
 
 export interface BaresipEvent {
   type: string;
+  /** performance.now() when the event reached the test. */
+  at?: number;
   class?: string;
   param?: string;
   direction?: string;
@@ -147,7 +149,7 @@ export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
     const msg = JSON.parse(text) as Record<string, unknown>;
     if (msg.response) responses.get(String(msg.token))?.({ ok: Boolean(msg.ok), data: typeof msg.data === 'string' ? msg.data : '' });
     if (msg.event) {
-      events.push(msg as BaresipEvent);
+      events.push({ ...msg, at: performance.now() } as BaresipEvent);
       for (const w of [...waiters]) w();
     }
   }));

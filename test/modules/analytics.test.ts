@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallLogEntry, CallOutcome } from '../../src/calls/record.ts';
 import { ManualClock } from '../../src/clock.ts';
+import type { Verdict } from '../../src/calls/voicemail-detection.ts';
+import { callStore } from '../../src/modules/calls/call-store.ts';
 import { appendEntries } from '../../src/modules/calls/calls.repository.ts';
 import { endCall } from '../../src/modules/calls/calls.service.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
@@ -23,11 +25,14 @@ for (const dialect of DIALECTS) {
      * A call of the tenant that started and ended at `at`, written by the service's own
      * writers (the call start route, the log appender, the end of a call).
      */
-    async function call(tenant: Tenant, assistantId: string, at: string, outcome: CallOutcome, log: CallLogEntry[] = []) {
+    async function call(tenant: Tenant, assistantId: string, at: string, outcome: CallOutcome, log: CallLogEntry[] = [], answeredBy?: Verdict) {
       clock.set(at);
       const started = await t.call('POST', `${tenant.orgPath}/assistants/${assistantId}/calls`, { body: {} });
       assert.equal(started.statusCode, 201, started.body);
       const id = started.json().data.id as string;
+      if (answeredBy) {
+        await callStore({ ctx: t.ctx, owner: 'test' }).noteDetection(id, { answeredBy, detection: { verdict: answeredBy, decidedAfterMs: 900, action: 'continued', signals: [] } });
+      }
       await t.db.kysely.transaction().execute(async (trx) => {
         const row = await trx.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
         await appendEntries(trx, id, tenant.organizationId, log);
@@ -58,14 +63,14 @@ for (const dialect of DIALECTS) {
       // Twenty answered turns of 10..200 ms on the 20th, with an unanswered greeting and a user line beside them.
       const turns = Array.from({ length: 20 }, (_, i) => said(`2026-11-20T09:00:${String(i).padStart(2, '0')}.000Z`, (20 - i) * 10));
       const user: CallLogEntry = { kind: 'utterance', entry: { role: 'user', text: 'Hi', at: '2026-11-20T08:59:59.000Z' } };
-      await call(a, assistant, '2026-11-20T10:00:00.000Z', 'completed', [said('2026-11-20T08:59:58.000Z'), user, ...turns]);
-      await call(a, assistant, '2026-11-20T23:59:59.999Z', 'completed', [tool('2026-11-20T09:30:00.000Z', true), tool('2026-11-20T09:31:00.000Z', false)]);
-      await call(a, assistant, '2026-11-20T11:00:00.000Z', 'failed', [tool('2026-11-21T09:30:00.000Z', true), tool('2026-11-22T09:30:00.000Z', true)]);
-      await call(a, assistant, '2026-11-22T08:00:00.000Z', 'abandoned');
+      await call(a, assistant, '2026-11-20T10:00:00.000Z', 'completed', [said('2026-11-20T08:59:58.000Z'), user, ...turns], 'human');
+      await call(a, assistant, '2026-11-20T23:59:59.999Z', 'completed', [tool('2026-11-20T09:30:00.000Z', true), tool('2026-11-20T09:31:00.000Z', false)], 'voicemail');
+      await call(a, assistant, '2026-11-20T11:00:00.000Z', 'failed', [tool('2026-11-21T09:30:00.000Z', true), tool('2026-11-22T09:30:00.000Z', true)], 'voicemail');
+      await call(a, assistant, '2026-11-22T08:00:00.000Z', 'abandoned', [], 'screening');
       // Outside [from, to): just before, and exactly at the end; and another organization's.
-      await call(a, assistant, '2026-11-19T23:59:59.999Z', 'completed', [said('2026-11-19T23:59:59.999Z', 5), tool('2026-11-19T23:00:00.000Z', false)]);
-      await call(a, assistant, '2026-11-23T00:00:00.000Z', 'failed', [said('2026-11-23T00:00:00.000Z', 9000)]);
-      await call(other, elsewhere, '2026-11-21T10:00:00.000Z', 'completed', [said('2026-11-21T10:00:00.000Z', 7000), tool('2026-11-21T10:00:00.000Z', false)]);
+      await call(a, assistant, '2026-11-19T23:59:59.999Z', 'completed', [said('2026-11-19T23:59:59.999Z', 5), tool('2026-11-19T23:00:00.000Z', false)], 'unknown');
+      await call(a, assistant, '2026-11-23T00:00:00.000Z', 'failed', [said('2026-11-23T00:00:00.000Z', 9000)], 'human');
+      await call(other, elsewhere, '2026-11-21T10:00:00.000Z', 'completed', [said('2026-11-21T10:00:00.000Z', 7000), tool('2026-11-21T10:00:00.000Z', false)], 'voicemail');
       clock.set(NOW);
     });
     after(async () => {
@@ -80,6 +85,15 @@ for (const dialect of DIALECTS) {
         { day: '2026-11-20', completed: 2, abandoned: 0, failed: 1 },
         { day: '2026-11-21', completed: 0, abandoned: 0, failed: 0 },
         { day: '2026-11-22', completed: 0, abandoned: 1, failed: 0 },
+      ]);
+    });
+
+    it('counts the calls that ended on each UTC day by who answered them (calls a detection ran on), zeros included', async () => {
+      const data = await overview();
+      assert.deepEqual(data.answeredByPerDay, [
+        { day: '2026-11-20', human: 1, voicemail: 2, screening: 0, unknown: 0 },
+        { day: '2026-11-21', human: 0, voicemail: 0, screening: 0, unknown: 0 },
+        { day: '2026-11-22', human: 0, voicemail: 0, screening: 1, unknown: 0 },
       ]);
     });
 

@@ -115,10 +115,15 @@ for (const dialect of DIALECTS) {
       for (const [i, targetNumber] of numbers.entries()) await t.call('POST', lurl, { body: { targetNumber, execute: i % 2 === 0 } });
       const all = (await t.call('GET', lurl)).json();
       assert.equal(all.totalElements, 5);
-      assert.deepEqual(all.data.map((x: any) => x.targetNumber), numbers);
+      // Oldest first; tasks created in the same millisecond may come in either order.
+      assert.deepEqual(all.data.map((x: any) => x.targetNumber).sort(), numbers);
+      const createdAt = all.data.map((x: any) => x.createdAt);
+      assert.deepEqual(createdAt, [...createdAt].sort(), 'oldest first');
       const scheduled = (await t.call('GET', `${lurl}?status=SCHEDULED&sort=createdAt,desc`)).json();
       assert.equal(scheduled.totalElements, 3);
-      assert.deepEqual(scheduled.data.map((x: any) => x.targetNumber), [numbers[4], numbers[2], numbers[0]]);
+      assert.deepEqual(scheduled.data.map((x: any) => x.targetNumber).sort(), [numbers[0], numbers[2], numbers[4]]);
+      const scheduledAt = scheduled.data.map((x: any) => x.createdAt);
+      assert.deepEqual(scheduledAt, [...scheduledAt].sort().reverse(), 'newest first');
       assert.equal((await t.call('GET', `${lurl}?status=PENDING&size=1`)).json().totalPages, 2);
       assert.equal((await t.call('GET', `${lurl}?status=LOST`)).statusCode, 400);
       assert.equal((await t.call('GET', `${lurl}?sort=name`)).statusCode, 400);

@@ -52,6 +52,32 @@ export default function CallPage() {
           <dt>Started</dt><dd>{when(c.startedAt)}</dd>
           <dt>Ended</dt><dd>{when(c.endedAt)}{c.endReason ? ` (${c.endReason})` : ''}</dd>
           <dt>Outcome</dt><dd>{c.conclusion ? <Badge value={c.conclusion.outcome} /> : '—'}</dd>
+          {c.answeredBy && (
+            <>
+              <dt>Answered by</dt>
+              <dd>
+                <Badge value={c.answeredBy} />
+                {c.detection && <> {c.detection.action ? c.detection.action.replaceAll('_', ' ') : 'detecting'}{c.detection.decidedAfterMs !== null && `, decided after ${(c.detection.decidedAfterMs / 1000).toFixed(1)} s`}</>}
+              </dd>
+              {c.detection && c.detection.signals.length > 0 && (
+                <>
+                  <dt>Signals</dt>
+                  <dd>
+                    <ol className="signals" aria-label="Detection signals">
+                      {c.detection.signals.map((s, i) => (
+                        <li key={i}>
+                          <span className="t-at">{(s.atMs / 1000).toFixed(1)} s</span> {s.signal.replaceAll('_', ' ')}
+                          {s.phrase && <> “{s.phrase}”</>}
+                          {s.frequencyHz !== undefined && <> {s.frequencyHz} Hz</>}
+                          {s.durationMs !== undefined && <> for {s.durationMs} ms</>}
+                        </li>
+                      ))}
+                    </ol>
+                  </dd>
+                </>
+              )}
+            </>
+          )}
           {c.failure && <><dt>Failure</dt><dd className="bad">{c.failure.source}{c.failure.statusCode === null ? '' : ` ${c.failure.statusCode}`}: {c.failure.message}</dd></>}
           {Object.keys(c.userValues).length > 0 && <><dt>User values</dt><dd><code>{JSON.stringify(c.userValues)}</code></dd></>}
           {c.unfilledPlaceholders.length > 0 && <><dt>Unfilled</dt><dd className="bad">{c.unfilledPlaceholders.map((p) => `{{${p}}}`).join(', ')}</dd></>}

@@ -11,9 +11,15 @@ const SERIES = [
   { key: 'abandoned', label: 'abandoned', className: 's-abandoned' },
   { key: 'failed', label: 'failed', className: 's-failed' },
 ];
+const ANSWERED = [
+  { key: 'human', label: 'human', className: 's-human' },
+  { key: 'voicemail', label: 'voicemail', className: 's-voicemail' },
+  { key: 'screening', label: 'screening', className: 's-screening' },
+  { key: 'unknown', label: 'unknown', className: 's-unknown' },
+];
 const DAY = 86_400_000;
 
-/** Calls per day by outcome, turn latency, tool error rate and the task funnel, from GET …/analytics/overview. */
+/** Calls per day by outcome and by who answered, turn latency, tool error rate and the task funnel, from GET …/analytics/overview. */
 export default function Overview() {
   useTitle('Overview');
   const { api } = useSession();
@@ -60,6 +66,17 @@ export default function Overview() {
                 <summary>As a table</summary>
                 <Table caption="Calls per day" head={['Day', 'Completed', 'Abandoned', 'Failed']}>
                   {o.callsPerDay.map((d) => <tr key={d.day}><td>{d.day}</td><td>{d.completed}</td><td>{d.abandoned}</td><td>{d.failed}</td></tr>)}
+                </Table>
+              </details>
+            </section>
+            <section className="card" aria-labelledby="answered">
+              <h2 id="answered">Who answered</h2>
+              <p className="note">Agent task calls with voicemail detection, by the day they ended.</p>
+              <StackedBars title="Calls per day by who answered" series={ANSWERED} rows={o.answeredByPerDay.map(({ day, ...values }) => ({ label: day, values }))} />
+              <details>
+                <summary>As a table</summary>
+                <Table caption="Who answered per day" head={['Day', 'Human', 'Voicemail', 'Screening', 'Unknown']}>
+                  {o.answeredByPerDay.map((d) => <tr key={d.day}><td>{d.day}</td><td>{d.human}</td><td>{d.voicemail}</td><td>{d.screening}</td><td>{d.unknown}</td></tr>)}
                 </Table>
               </details>
             </section>

@@ -15,6 +15,7 @@ import { m013SipCalls } from './013_sip_calls.ts';
 import { m014SipRegistrations } from './014_sip_registrations.ts';
 import { m015Hardening } from './015_hardening.ts';
 import { m016Versions } from './016_versions.ts';
+import { m017AnsweredBy } from './017_answered_by.ts';
 import { m018TurnTaking } from './018_turn_taking.ts';
 import { m019RecordingsAnalysis } from './019_recordings_analysis.ts';
 
@@ -26,5 +27,5 @@ import { m019RecordingsAnalysis } from './019_recordings_analysis.ts';
 export const migrations: readonly Migration[] = [
   m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner,
   m009NameSearch, m010ProviderCredentials, m011VoiceCalls, m012Analytics, m013SipCalls, m014SipRegistrations,
-  m015Hardening, m016Versions, m018TurnTaking, m019RecordingsAnalysis,
+  m015Hardening, m016Versions, m017AnsweredBy, m018TurnTaking, m019RecordingsAnalysis,
 ];

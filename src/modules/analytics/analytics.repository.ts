@@ -39,6 +39,25 @@ export async function conclusionsPerDay(db: Kysely<Database>, dialect: Dialect, 
 }
 
 /**
+ * Calls that ended in the range with a verdict of who answered them, by UTC day and verdict: one
+ * range scan of the partial (organization_id, ended_at, answered_by) index of migration 017,
+ * which holds only the calls a detection ran on.
+ */
+export async function answeredByPerDay(db: Kysely<Database>, dialect: Dialect, organizationId: string, range: Range): Promise<{ day: string; answeredBy: string; n: number }[]> {
+  const day = utcDay(dialect, 'ended_at');
+  const rows = await db
+    .selectFrom('calls')
+    .select([day.as('day'), 'answered_by', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('organization_id', '=', organizationId)
+    .where('answered_by', 'is not', null)
+    .where('ended_at', '>=', range.from)
+    .where('ended_at', '<', range.to)
+    .groupBy([day, 'answered_by'])
+    .execute();
+  return rows.map((r) => ({ day: r.day, answeredBy: r.answered_by ?? '', n: Number(r.n) }));
+}
+
+/**
  * Nearest-rank percentiles of the assistant's answer latency (`latency_ms`: from the end of the
  * user's turn; `response_ms`: a voice answer from the caller's last speech), in one statement on both
  * dialects: rank every answered turn of the range by latency (row_number) beside their count,

@@ -27,12 +27,26 @@ export const CallsOnDay = Type.Object(
   { title: 'CallsOnDay' },
 );
 
+export const AnsweredByOnDay = Type.Object(
+  {
+    day: Type.String({ format: 'date', description: 'A UTC day (YYYY-MM-DD)', examples: ['2026-11-23'] }),
+    human: Count,
+    voicemail: Count,
+    screening: Count,
+    unknown: Count,
+  },
+  { title: 'AnsweredByOnDay' },
+);
+
 export const AnalyticsOverview = Type.Object(
   {
     from: DateTime,
     to: DateTime,
     callsPerDay: Type.Array(CallsOnDay, {
       description: 'Every UTC day the range touches, oldest first, with the calls that ended on it by outcome (days without calls are zeros)',
+    }),
+    answeredByPerDay: Type.Array(AnsweredByOnDay, {
+      description: "Every UTC day the range touches, oldest first, with the agent task calls that ended on it by who answered them (calls of agents with voicemail_detection; days without any are zeros)",
     }),
     turnLatency: Type.Object(
       {

@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { badRequest } from '../../http/errors.ts';
 import { countTasksByStatus } from '../tasks/tasks.repository.ts';
-import { conclusionsPerDay, interruptions, toolCalls, turnLatency, type Range } from './analytics.repository.ts';
+import { answeredByPerDay, conclusionsPerDay, interruptions, toolCalls, turnLatency, type Range } from './analytics.repository.ts';
 import { DEFAULT_RANGE_DAYS, MAX_RANGE_DAYS, type AnalyticsOverview, type OverviewQuery } from './analytics.schemas.ts';
 
 const DAY_MS = 86_400_000;
@@ -40,6 +40,7 @@ export function utcDays(range: Range): string[] {
 export async function analyticsOverview(db: { kysely: Kysely<Database>; dialect: Dialect }, organizationId: string, range: Range): Promise<AnalyticsOverview> {
   const { kysely, dialect } = db;
   const perDay = await conclusionsPerDay(kysely, dialect, organizationId, range);
+  const answered = await answeredByPerDay(kysely, dialect, organizationId, range);
   const latency = await turnLatency(kysely, organizationId, range);
   const response = await turnLatency(kysely, organizationId, range, 'response_ms');
   const cuts = await interruptions(kysely, organizationId, range);
@@ -51,9 +52,15 @@ export async function analyticsOverview(db: { kysely: Kysely<Database>; dialect:
     const counts = days.get(day);
     if (counts && (outcome === 'completed' || outcome === 'abandoned' || outcome === 'failed')) counts[outcome] += n;
   }
+  const answeredDays = new Map(utcDays(range).map((day) => [day, { day, human: 0, voicemail: 0, screening: 0, unknown: 0 }]));
+  for (const { day, answeredBy, n } of answered) {
+    const counts = answeredDays.get(day);
+    if (counts && (answeredBy === 'human' || answeredBy === 'voicemail' || answeredBy === 'screening' || answeredBy === 'unknown')) counts[answeredBy] += n;
+  }
   return {
     ...range,
     callsPerDay: [...days.values()],
+    answeredByPerDay: [...answeredDays.values()],
     turnLatency: { turns: latency.turns, p50Ms: latency.p50, p95Ms: latency.p95 },
     responseLatency: { turns: response.turns, p50Ms: response.p50, p95Ms: response.p95 },
     interruptions: { ...cuts, falseRate: cuts.real + cuts.false ? cuts.false / (cuts.real + cuts.false) : 0 },

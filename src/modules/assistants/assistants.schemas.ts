@@ -1,10 +1,11 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { MAX_MESSAGE_LENGTH, MAX_WAIT_SECONDS, VOICEMAIL_ACTIONS } from '../../calls/voicemail-detection.ts';
 import { documentedAs } from '../../http/openapi-components.ts';
 import { DateTime, Name, Uuid } from '../../http/schemas.ts';
 import { AnalysisSetting, RecordingSetting } from './after-call.schemas.ts';
 
 export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed', 'recording_ready', 'call_analyzed'] as const;
-export const EXTENSION_TYPES = ['tool_webhook', 'end_call', 'transfer_call', 'send_dtmf'] as const;
+export const EXTENSION_TYPES = ['tool_webhook', 'end_call', 'transfer_call', 'send_dtmf', 'voicemail_detection'] as const;
 export type ExtensionType = (typeof EXTENSION_TYPES)[number];
 export const LIMITS = { extensions: 50, hooks: 10, systemPrompt: 100_000, greeting: 10_000, toolHeaders: 32 } as const;
 
@@ -47,7 +48,30 @@ export const SendDtmfParameters = Type.Object(
   { additionalProperties: false, title: 'SendDtmfParameters' },
 );
 
-const PARAMETERS = { tool_webhook: ToolWebhookParameters, end_call: EndCallParameters, transfer_call: TransferCallParameters, send_dtmf: SendDtmfParameters } as const;
+export const VoicemailDetectionParameters = Type.Object(
+  {
+    action: Type.String({
+      enum: [...VOICEMAIL_ACTIONS],
+      description: 'What an agent task\'s call does when a voicemail box answers: hang_up at once, or leave_message after the beep (or, without one, once the greeting is over), then hang up',
+    }),
+    message: Type.Optional(Type.String({
+      minLength: 1, maxLength: MAX_MESSAGE_LENGTH, pattern: '\\S',
+      description: 'Said in the agent\'s voice after the beep (required with leave_message), and to a call-screening assistant after the agent\'s name; {{placeholders}} are filled from the task\'s userValues like the greeting',
+    })),
+    maxWaitSeconds: Type.Optional(Type.Integer({
+      minimum: MAX_WAIT_SECONDS.min, maximum: MAX_WAIT_SECONDS.max,
+      description: `Default ${MAX_WAIT_SECONDS.default}. The longest the greeting waits for a verdict (then the call goes on as with a person, answeredBy unknown), and the longest a message waits for the greeting to end, from the answer`,
+    })),
+    detectScreening: Type.Optional(Type.Boolean({ description: 'Default true. Tell call-screening assistants apart by their words (needs a speech-to-text) and answer them with the agent\'s name and the reason for the call' })),
+    retryAfterMessage: Type.Optional(Type.Boolean({ description: 'Default false: a left message completes the task. true: the task is tried again (at most PARLEY_TASK_MAX_VOICEMAILS voicemails in all)' })),
+  },
+  { additionalProperties: false, title: 'VoicemailDetectionParameters' },
+);
+
+const PARAMETERS = {
+  tool_webhook: ToolWebhookParameters, end_call: EndCallParameters, transfer_call: TransferCallParameters, send_dtmf: SendDtmfParameters,
+  voicemail_detection: VoicemailDetectionParameters,
+} as const;
 
 /** `tool_webhook` → `ToolWebhook`: the component names of a type's schemas in /openapi.json. */
 const pascal = (type: string) => type.split('_').map((word) => (word[0] ?? '').toUpperCase() + word.slice(1)).join('');

@@ -104,10 +104,17 @@ export function mergeExtensions(existing: readonly StoredExtension[], incoming: 
         parameters = sealToolWebhook(parameters, previous[index], path, ctx, problems);
       }
     } else {
-      // Call control: once per assistant; the LLM sees it under its name when that is a valid tool name, else its type.
+      // Call control and voicemail detection: once per assistant.
       const sameType = controlTypes.get(item.type);
       if (sameType !== undefined) problems.push({ path: `extensions[${index}].type`, message: `extensions[${sameType}] is already a ${item.type}; one per assistant` });
       controlTypes.set(item.type, index);
+      if (item.type === 'voicemail_detection') {
+        if (item.parameters.action === 'leave_message' && item.parameters.message === undefined) {
+          problems.push({ path: `${path}.message`, message: 'is required when action is leave_message: the words left after the beep' });
+        }
+        return { id: previous[index]?.id ?? crypto.randomUUID(), name, type: item.type, parameters };
+      }
+      // The LLM sees a call-control tool under its name when that is a valid tool name, else its type.
       const toolName = controlToolName(item);
       const clash = toolNames.get(toolName);
       if (clash !== undefined) problems.push({ path: `extensions[${index}].name`, message: `"${toolName}" is already the tool name of extensions[${clash}]` });

@@ -7,6 +7,7 @@ import { toolWebhooksOf } from '../../calls/tools.ts';
 import type { ResolveAccess } from '../../calls/providers/access.ts';
 import { isLlmPlan, llmPlanFor } from '../../calls/llm-plan.ts';
 import { voicePlanFor } from '../../calls/voice/plan-for.ts';
+import { voicemailDetectionOf } from '../../calls/voicemail-detection.ts';
 import type { Context } from '../../context.ts';
 import { readJson } from '../../db/values.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
@@ -55,6 +56,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
         voice: voice && failure ? { kind: 'unusable', audio: voice.audio, failure } : voice,
         ...(llm ? { llm } : {}),
         failure,
+        voicemailDetection: call.kind === 'agent' ? voicemailDetectionOf(extensions, source.name, values) : null,
       };
     },
   };

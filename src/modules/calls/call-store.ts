@@ -64,6 +64,10 @@ export function callStore(deps: CallDeps): CallStore {
         .where('id', '=', callId).execute();
     },
 
+    async noteDetection(callId, { answeredBy, detection }) {
+      await kysely.updateTable('calls').set({ answered_by: answeredBy, detection: JSON.stringify(detection) }).where('id', '=', callId).execute();
+    },
+
     async noteProviders(callId, providers) {
       await kysely.updateTable('calls').set({ providers: JSON.stringify(providers) }).where('id', '=', callId).execute();
     },

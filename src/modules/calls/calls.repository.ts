@@ -160,6 +160,8 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     audio: row.audio ? readJson<Call['audio']>(row.audio) : null,
     providers: row.providers ? readJson<Call['providers']>(row.providers) : null,
     media: row.media ? readJson<Call['media']>(row.media) : null,
+    answeredBy: row.answered_by,
+    detection: row.detection ? readJson<Call['detection']>(row.detection) : null,
     turnTaking: row.false_interruptions === null ? null : {
       falseInterruptions: row.false_interruptions, speculativeStarts: row.speculative_starts ?? 0, speculativeDiscards: row.speculative_discards ?? 0,
     },

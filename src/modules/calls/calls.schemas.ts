@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { END_REASONS } from '../../calls/frames.ts';
 import { CONTROL_TYPES } from '../../calls/control-tools.ts';
 import { TOOL_OUTCOMES } from '../../calls/tool-call.ts';
+import { DETECTION_ACTIONS, SIGNALS, VERDICTS } from '../../calls/voicemail-detection.ts';
 import { DateTime, Uuid } from '../../http/schemas.ts';
 
 export const CALL_STATUSES = ['ringing', 'active', 'ended'] as const;
@@ -200,6 +201,36 @@ const CallMedia = Type.Object(
   { title: 'CallMedia', description: 'A SIP call: RTP and RTCP figures both ways, kept when the call ends; null for other calls and while the call runs' },
 );
 
+export const AnsweredBy = Nullable(Type.String({
+  enum: [...VERDICTS],
+  description: "Who answered an agent task's call, when its agent has voicemail_detection: human, voicemail, screening (a call-screening assistant) or unknown (no verdict within maxWaitSeconds, or the far end hung up first: the call went on as with a person); null when no detection ran",
+}));
+
+const DetectionSignal = Type.Object(
+  {
+    signal: Type.String({ enum: [...SIGNALS], description: 'What was noticed (speech, a pause, a beep, words, silence) or done (the message, the answer to a screener)' }),
+    atMs: Type.Integer({ minimum: 0, description: 'When, in ms after the answer (the far end\'s audio time)' }),
+    durationMs: Type.Optional(Type.Integer({ minimum: 0, description: 'Speech, silence or a beep: how long it lasted' })),
+    frequencyHz: Type.Optional(Type.Integer({ description: 'A beep: its frequency' })),
+    levelDbfs: Type.Optional(Type.Integer({ description: 'A beep: its level, dB below full scale' })),
+    phrase: Type.Optional(Type.String({ description: 'Words: the phrase that matched' })),
+  },
+  { title: 'DetectionSignal' },
+);
+
+const Detection = Nullable(Type.Object(
+  {
+    verdict: Type.String({ enum: [...VERDICTS] }),
+    decidedAfterMs: Nullable(Type.Integer({ minimum: 0, description: 'ms after the answer; null: no verdict (the far end hung up first, or detection still runs)' })),
+    action: Nullable(Type.String({
+      enum: [...DETECTION_ACTIONS],
+      description: 'continued (as with a person), hung_up, left_message, message_not_left (the greeting never ended within maxWaitSeconds, or the message was cut), ended_early (the call ended before detection was over); null while detection runs',
+    })),
+    signals: Type.Array(DetectionSignal, { description: 'Which signals fired and when, in order' }),
+  },
+  { title: 'CallDetection', description: "How who answered was told, and what the agent did about it; null when no detection ran (docs/sip.md, \"Who answered\")" },
+));
+
 export const Call = Type.Object(
   {
     id: Uuid,
@@ -223,6 +254,8 @@ export const Call = Type.Object(
       { description: 'The providers the call was set up with (the strategy\'s primaries); null until it connected' },
     )),
     media: Nullable(CallMedia),
+    answeredBy: AnsweredBy,
+    detection: Detection,
     turnTaking: Nullable(TurnTaking),
     userValues: Type.Record(Type.String(), Type.Unknown(), { description: 'The values the call was started with' }),
     startedAt: Nullable(DateTime),

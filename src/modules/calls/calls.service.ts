@@ -149,7 +149,7 @@ export async function connectCall(deps: CallDeps, callId: string, token: string)
   });
 }
 
-type LiveRow = Pick<Selectable<CallTable>, 'id' | 'organization_id' | 'kind' | 'assistant_id' | 'status' | 'started_at'>;
+type LiveRow = Pick<Selectable<CallTable>, 'id' | 'organization_id' | 'kind' | 'assistant_id' | 'status' | 'started_at' | 'answered_by'>;
 
 /**
  * Ends a call that is still in the status it was read in: its conclusion, its status, its
@@ -175,7 +175,10 @@ export async function endCall(trx: Transaction<Database>, row: LiveRow, end: Cal
   await scheduleAnalysis(trx, row.id, conclusionId, end, now);
   const event = { organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId };
   const { reason, outcome, failure } = end;
-  await enqueueEvent(trx, { ...event, type: 'call_ended', payload: { callId: row.id, reason, outcome, conclusionId, failure, startedAt: row.started_at, endedAt: at } }, now);
+  await enqueueEvent(trx, {
+    ...event, type: 'call_ended',
+    payload: { callId: row.id, reason, outcome, conclusionId, failure, answeredBy: row.answered_by, startedAt: row.started_at, endedAt: at },
+  }, now);
   await enqueueEvent(trx, {
     ...event, type: 'transcript_ready',
     payload: { callId: row.id, conclusionId, outcome, transcript: end.transcript, toolInvocations: end.toolInvocations },
@@ -195,7 +198,7 @@ export function callRecorder(deps: CallDeps, callId: string): CallRecorder {
     },
     async finish(end) {
       await kysely.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at'])
+        const row = await trx.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at', 'answered_by'])
           .where('id', '=', callId).where('status', '=', 'active').executeTakeFirst();
         if (row) await endCall(trx, row, end, deps.ctx.clock.now());
       });

@@ -46,6 +46,10 @@ export interface CallTable {
   assistant_version: number | null;
   /** The analysis's pass_fail verdict (null for other rubrics and unanalysed calls): the calls list filters by it. */
   success: Bool | null;
+  /** A placed call with voicemail detection: who answered (human, voicemail, screening, unknown); null without detection. */
+  answered_by: string | null;
+  /** Its detection: `{ verdict, decidedAfterMs, action, signals }`. */
+  detection: Json | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

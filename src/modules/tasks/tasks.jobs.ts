@@ -7,7 +7,7 @@ import { readJson, timestampParam } from '../../db/values.ts';
 import { backoffMs, type RetryPolicy } from '../../jobs/backoff.ts';
 import type { JobKind } from '../../jobs/runner.ts';
 import type { Dialer, DialOutcome } from '../../telephony/dialer.ts';
-import { judge, type AttemptOutcome } from './outcomes.ts';
+import { judge, VOICEMAIL_OUTCOMES, type AttemptOutcome } from './outcomes.ts';
 import { moveTask, recordMoves, windowOfRow, type Move, type Transition } from './tasks.repository.ts';
 import type { AgentTaskTable } from './tasks.table.ts';
 import { isOpen, nextOpening } from './window.ts';
@@ -23,6 +23,8 @@ export interface TaskJobOptions {
   leaseMs: number;
   /** Calls this process runs at once, whatever the credentials allow. */
   concurrency?: number;
+  /** Times one task may reach voicemail before it ends (PARLEY_TASK_MAX_VOICEMAILS). */
+  maxVoicemails: number;
 }
 
 export const TASK_JOB = 'agent_task';
@@ -97,14 +99,25 @@ export function taskJobs(ctx: Context, options: TaskJobOptions): JobKind<Task> {
       .execute();
   }
 
+  /** Times this run of the task reached voicemail before this attempt (a task started over counts afresh). */
+  async function voicemailsBefore(task: Task): Promise<number> {
+    const row = await kysely.selectFrom('agent_task_attempts').select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('task_id', '=', task.id).where('attempt', '<', task.attempts).where('outcome', 'in', [...VOICEMAIL_OUTCOMES])
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async function record(task: Task, outcome: DialOutcome): Promise<void> {
     const now = clock.now();
     const at = now.toISOString();
-    const verdict = judge(outcome);
+    const reachedVoicemail = outcome.status === 'voicemail' || outcome.status === 'voicemail_left';
+    const voicemails = reachedVoicemail ? { reached: (await voicemailsBefore(task)) + 1, max: options.maxVoicemails } : undefined;
+    const verdict = judge(outcome, voicemails);
     const cleared = { lease_owner: null, lease_expires_at: null };
+    const conclusionId = 'conclusionId' in outcome ? (outcome.conclusionId ?? null) : null;
     let to: Transition;
     if (verdict.status === 'COMPLETED') {
-      to = { status: 'COMPLETED', set: { ...cleared, completed_at: at, last_error: null, conclusion_id: outcome.status === 'completed' ? (outcome.conclusionId ?? null) : null } };
+      to = { status: 'COMPLETED', set: { ...cleared, completed_at: at, last_error: null, conclusion_id: conclusionId } };
     } else if (verdict.status === 'RETRY' && task.attempts < task.max_attempts) {
       const next = nextOpening(windowOfRow(task), new Date(now.getTime() + backoffMs(options.retry, task.attempts)));
       to = { status: 'SCHEDULED', set: { ...cleared, next_attempt_at: next.toISOString(), last_error: `attempt ${task.attempts}: ${verdict.error}` } };

@@ -110,7 +110,7 @@ export async function overviewCharts(w: Walk): Promise<void> {
   // The bars as a table: the day the test call ended holds it, as completed.
   const day = ((await api(`/calls/${w.state.callId}`)).data.endedAt as string).slice(0, 10);
   assert.deepEqual(data.callsPerDay.find((d: { day: string }) => d.day === day), { day, completed: 1, abandoned: 0, failed: 0 });
-  await page.getByText('As a table').click();
+  await page.getByRole('region', { name: 'Calls per day' }).getByText('As a table').click();
   const row = page.getByRole('table', { name: 'Calls per day' }).getByRole('row').filter({ hasText: day });
   assert.deepEqual(await row.getByRole('cell').allTextContents(), [day, '1', '0', '0']);
 }

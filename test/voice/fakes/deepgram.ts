@@ -42,6 +42,8 @@ export interface FakeDeepgram {
   /** All audio received, on every connection, in order (PCM16 at 16 kHz). */
   receivedAudio(): Int16Array;
   setTranscript(text: string): void;
+  /** Several utterances' transcripts: each utterance answered at a Finalize moves on to the next (on any connection). */
+  setTranscripts(texts: readonly string[]): void;
   /**
    * Recognition timed from the audio (turn-taking tests): each burst of sound Parley streams (a
    * pause of 120 ms or more between them) is the next phrase of the script (an empty phrase is a
@@ -80,6 +82,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   const connections = new Set<Socket>(); // every TCP connection, refused or upgraded
   const waiters = new Waiters();
   let transcript = '';
+  let queued: string[] = [];
   let finalizeAnswered = true;
   let skipFinalize = false;
   let script: { text: string; seconds: number }[] | null = null;
@@ -233,6 +236,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
       if (message.type === 'Finalize' && script && !skipped) scripted.finalize();
       else if (message.type === 'Finalize' && finalizeAnswered && !skipped) {
         result(words().slice(sentFinal ? half() : 0).join(' '), segmentStart, received, { is_final: true, from_finalize: true });
+        if (queued.length) transcript = queued.shift()!;
         utteranceStart = segmentStart = received;
         sentInterim = sentFinal = sentSecondInterim = false;
       }
@@ -260,7 +264,11 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     receivedAudio: () => concatSamples(audio),
     setTranscript: (text) => {
       transcript = text;
+      queued = [];
       script = null;
+    },
+    setTranscripts: (texts) => {
+      [transcript = '', ...queued] = texts;
     },
     setScript: (phrases, scriptOptions = {}) => {
       script = [...phrases];

@@ -26,6 +26,8 @@ export interface SentSentence {
   chunks: number;
   /** The fake's own time from the sentence's text being complete to its first audio message (benchmarks subtract it). */
   firstAudioDelayMs: number;
+  /** performance.now() when the sentence's text was complete: none of its audio can be heard before. */
+  requestedAt: number;
 }
 
 export interface ElevenLabsFake {
@@ -134,7 +136,7 @@ export async function startElevenLabsFake(expect: ElevenLabsExpectations): Promi
     const pcm = await (spoken.get(text) as Promise<Int16Array>);
     const wait = requestedAt + fake.firstChunkDelayMs - performance.now();
     if (wait > 0) await delay(wait);
-    const record: SentSentence = { contextId, text, sampleRate, pcm: new Int16Array(0), chunks: 0, firstAudioDelayMs: 0 };
+    const record: SentSentence = { contextId, text, sampleRate, pcm: new Int16Array(0), chunks: 0, firstAudioDelayMs: 0, requestedAt };
     fake.sent.push(record);
     const parts: Int16Array[] = [];
     for (let offset = 0; offset < pcm.length; offset += fake.chunkSamples) {

@@ -11,6 +11,11 @@
  *     service with one call, in the same run. Also printed: how late the main thread handed the
  *     frames over; a hand-over later than the lead is a gap on the wire, and counts there.
  *     Targets: p99 within 5 ms, RSS < 600 MB.
+ *  d. Recording's cost: the load of (b), every call recorded (the agent's recording.enabled) and
+ *     not, in the same run, each for SIP_BENCH_RECORD_SECONDS (120): the service's CPU time per
+ *     call and second, its frame lateness on the wire (p99), the hand-over to the media thread and its
+ *     RSS (SIP_BENCH_RECORDED_FIRST=1 runs the recorded load first). Targets: CPU +10 % at
+ *     most, p99 unchanged within 1 ms, RSS +50 MB at most for 100 recorded two-minute calls.
  *  c. Call setup rate against Kamailio: N tasks due at once, Kamailio (digest on the INVITE)
  *     routing to the echoing sipp, time until every call was answered; beside it sipp placing
  *     the same number of calls through the same Kamailio to the same UAS (the baseline).
@@ -18,7 +23,9 @@
  * Run: npm run bench -- bench/sip.bench.ts   (SIP_BENCH_CALLS=20 for a quick look)
  */
 import dgram from 'node:dgram';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SIP_AUDIO_LEAD } from '../src/calls/transports/sip.ts';
 import { parseMessage, serializeMessage } from '../src/sip/message.ts';
@@ -38,6 +45,7 @@ const DG = 'dg-bench-key-0123456789';
 const CALLS = Number(process.env.SIP_BENCH_CALLS ?? 100);
 const LATENCY_CALLS = Number(process.env.SIP_BENCH_LATENCY_CALLS ?? 15);
 const LOAD_SECONDS = Number(process.env.SIP_BENCH_SECONDS ?? 20);
+const RECORD_SECONDS = Number(process.env.SIP_BENCH_RECORD_SECONDS ?? 120);
 const GREETING = 'Hello, this is Parley calling about your order.';
 const PHONE = '+12125550777';
 /** The baseline's phone: another registration, so Kamailio does not fork to the first one. */
@@ -49,7 +57,7 @@ const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[M
 const metric = (text: string, name: string, labels = '') => Number(text.split('\n').find((l) => l.startsWith(`${name}${labels} `))?.split(' ')[1] ?? NaN);
 
 /** The service with the dialer on, the fake providers, a tenant and a voice strategy. */
-async function world() {
+async function world(options: { recording?: boolean } = {}) {
   const tts = await startElevenLabsFake({ apiKey: XI, voiceId: 'Rachel', modelId: 'eleven_flash_v2_5', outputFormat: 'pcm_8000' });
   tts.chunkIntervalMs = 0;
   const stt = await startFakeDeepgram({ apiKey: DG, model: 'nova-3', language: 'en', idleTimeoutMs: 600_000 });
@@ -57,7 +65,9 @@ async function world() {
   const llm = await startLlmServer();
   llm.respond = () => ({ text: 'It arrives tomorrow.' });
   const database = await createTestDatabase('sqlite');
+  const recordings = mkdtempSync(join(tmpdir(), 'parley-bench-recordings-'));
   const service = await startService({
+    PARLEY_RECORDINGS_DIR: recordings,
     PORT: String(await freePort()), DATABASE_URL: database.url, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, PARLEY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
     PARLEY_EGRESS_ALLOW: '127.0.0.0/8', PARLEY_SCHEDULER: 'on', PARLEY_MAX_CALLS_PER_ORGANIZATION: String(CALLS * 2 + 10),
     PARLEY_DIALER: 'sip', PARLEY_SIP_PORT: String(await freeUdpPort()), PARLEY_RTP_PORTS: '24000-24799', PARLEY_RING_SECONDS: '20', PARLEY_RETRY_BASE_SECONDS: '3600',
@@ -81,7 +91,10 @@ async function world() {
     agents += 1;
     const cred = (await api('POST', `${org}/sip/credentials`, { name: `trunk ${agents}`, maxAgentTasks: CALLS + 10, ...trunk })).id;
     const number = (await api('POST', `${org}/sip/numbers`, { number: `+1212555010${agents}`, sipCredentialId: cred })).id;
-    return (await api('POST', `${org}/agents`, { name: `Agent ${agents}`, llmAudioContentGenerationStrategyId: strategy, telephoneNumberId: number, systemPromptGreeting: GREETING })).id as string;
+    return (await api('POST', `${org}/agents`, {
+      name: `Agent ${agents}`, llmAudioContentGenerationStrategyId: strategy, telephoneNumberId: number, systemPromptGreeting: GREETING,
+      recording: { enabled: options.recording === true },
+    })).id as string;
   };
   const tasks = async (agentId: string, n: number): Promise<string[]> => {
     const created = await api('POST', `${org}/agents/${agentId}/tasks/batch`, { tasks: Array.from({ length: n }, () => ({ targetNumber: PHONE, execute: true })) });
@@ -92,11 +105,18 @@ async function world() {
     return ((await res.json()) as { totalElements: number }).totalElements;
   };
   const cancel = (agentId: string, ids: string[]) => Promise.all(ids.map((id) => api('POST', `${org}/agents/${agentId}/tasks/${id}/cancel`).catch(() => undefined)));
+  /** The recordings being made: their spool files and sealed bytes so far (proof that they are). */
+  const spooled = () => {
+    const dir = join(recordings, 'spool');
+    const files = existsSync(dir) ? readdirSync(dir).map((f) => statSync(join(dir, f)).size) : [];
+    return { files: files.length, mb: files.reduce((a, b) => a + b, 0) / 1e6 };
+  };
   return {
-    tts, service, agent, tasks, activeCalls, cancel,
+    tts, service, agent, tasks, activeCalls, cancel, spooled,
     async close() {
       await kill(service.child);
       await database.drop();
+      rmSync(recordings, { recursive: true, force: true });
       await Promise.all([tts.close(), stt.close(), llm.close()]);
     },
   };
@@ -167,17 +187,28 @@ async function echoPhone(calls: number, k?: Kamailio, number = PHONE): Promise<S
   return sipp;
 }
 
-/** (b) `calls` concurrent calls for LOAD_SECONDS: frame lateness and RSS of the service. */
-async function load(calls: number) {
-  const w = await world();
+/** CPU time (user and system) a process has used so far, ms (Linux clock ticks are 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/** (b, d) `calls` concurrent calls for `seconds`: frame lateness, RSS and CPU of the service. */
+async function load(calls: number, options: { recording?: boolean; seconds?: number } = {}) {
+  const seconds = options.seconds ?? LOAD_SECONDS;
+  const w = await world(options);
   const sipp = await echoPhone(calls);
   try {
     const agentId = await w.agent({ hostname: '127.0.0.1', port: sipp.port, username: 'bench', password: 'secret' });
     const ids = await w.tasks(agentId, calls);
     await until(`${calls} calls up`, () => w.activeCalls(agentId), (n) => n >= calls, 120_000, 20);
-    await sleep(LOAD_SECONDS * 1000);
+    const pid = w.service.child.pid!;
+    const cpuBefore = cpuMs(pid);
+    await sleep(seconds * 1000);
+    const cpuPerCallSecond = (cpuMs(pid) - cpuBefore) / calls / seconds;
     const metrics = await (await fetch(`${w.service.base}/metrics`)).text();
     const status = readFileSync(`/proc/${w.service.child.pid}/status`, 'utf8');
+    const spooled = w.spooled();
     await w.cancel(agentId, ids);
     return {
       frames: metric(metrics, 'parley_rtp_frames_sent'),
@@ -192,6 +223,8 @@ async function load(calls: number) {
       },
       rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024,
       hwmMb: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]) / 1024,
+      cpuPerCallSecond,
+      spooled,
     };
   } finally {
     await sipp.stop();
@@ -229,10 +262,11 @@ async function setupRate(calls: number) {
 }
 
 async function main() {
-  const only = process.env.SIP_BENCH_ONLY ?? 'abc';
+  const only = process.env.SIP_BENCH_ONLY ?? 'abcd';
   if (only.includes('a')) await partA();
   if (only.includes('b')) await partB();
   if (only.includes('c')) await partC();
+  if (only.includes('d')) await partD();
 }
 
 async function partA() {
@@ -255,6 +289,22 @@ async function partB() {
   }
   console.log(`  p99 lateness ${CALLS} calls - 1 call: ${(many.p99 - one.p99).toFixed(1)} ms  (target within 5 ms, RSS < 600 MB)`);
 
+}
+
+async function partD() {
+  // The second run meets a machine the first warmed up (or others loaded meanwhile): run the
+  // recorded one first too (SIP_BENCH_RECORDED_FIRST=1) to see how much of a difference is order.
+  const recordedFirst = process.env.SIP_BENCH_RECORDED_FIRST === '1';
+  const first = await load(CALLS, { recording: recordedFirst, seconds: RECORD_SECONDS });
+  const second = await load(CALLS, { recording: !recordedFirst, seconds: RECORD_SECONDS });
+  const [plain, recorded] = recordedFirst ? [second, first] : [first, second];
+  console.log(`sip: ${CALLS} concurrent calls for ${RECORD_SECONDS} s, every call recorded and not (the baseline), ${recordedFirst ? 'recorded' : 'not recorded'} first, service in its own process`);
+  for (const [label, r] of [['not recorded', plain], ['recorded', recorded]] as const) {
+    console.log(`  ${label.padEnd(14)} CPU ${r.cpuPerCallSecond.toFixed(2)} ms per call-second  lateness on the wire p99 ${r.p99.toFixed(1)} ms  max ${r.max.toFixed(1)} ms  RSS ${r.rssMb.toFixed(0)} MB (peak ${r.hwmMb.toFixed(0)} MB)`);
+    // Recording runs on the main thread: its cost shows first in the hand-over, which reaches the wire only past the lead.
+    console.log(`  ${''.padEnd(14)} hand-over to the media thread p99 ${r.handover.p99.toFixed(1)} ms  max ${r.handover.max.toFixed(1)} ms; frames handed over after their time ${r.lateHandovers}; recordings being written ${r.spooled.files} (${r.spooled.mb.toFixed(1)} MB sealed)`);
+  }
+  console.log(`  recorded / not: CPU x${(recorded.cpuPerCallSecond / plain.cpuPerCallSecond).toFixed(3)} (target <= 1.10)  p99 ${(recorded.p99 - plain.p99).toFixed(1)} ms (target within 1 ms)  RSS ${(recorded.rssMb - plain.rssMb).toFixed(0)} MB (target <= 50 MB)`);
 }
 
 async function partC() {

@@ -59,6 +59,9 @@ import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
 import { composeEngine, type EngineOptions } from './engine.ts';
 import { telephonyMetrics, type Telephony } from './telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
+import { analysisRoutes } from './modules/analysis/analysis.routes.ts';
+import { recordingRoutes } from './modules/recordings/recordings.routes.ts';
+import { openRecordingStorage } from './modules/recordings/storage.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -154,7 +157,9 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   await app.register(idempotencyPlugin, { ctx });
 
   const calls: CallDeps = { ctx, owner: ctx.processId };
-  const { calls: engine, telephony, registrations, dialer } = await composeEngine(ctx, calls, options);
+  const recordings = openRecordingStorage(config);
+  app.addHook('onClose', () => recordings.objects.close());
+  const { calls: engine, telephony, registrations, dialer } = await composeEngine(ctx, calls, options, recordings);
   app.decorate('telephony', telephony);
   if (telephony && registrations) {
     telephonyMetrics(app.metrics, telephony);
@@ -162,7 +167,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     app.addHook('preClose', () => registrations.close());
     app.addHook('onClose', () => telephony.close());
   }
-  const runner = buildRunner(ctx, dialer ? { dialer } : {});
+  const runner = buildRunner(ctx, { ...(dialer ? { dialer } : {}), recordings, ...(options.llm ? { llm: options.llm } : {}) });
   app.decorate('runner', runner);
   if (options.runJobs) app.addHook('onReady', async () => runner.start());
   app.addHook('preClose', async () => runner.stop());
@@ -200,6 +205,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(callStartRoutes, { kind: 'assistant', deps: calls });
     await org.register(callStartRoutes, { kind: 'agent', deps: calls });
     await org.register(callRecordRoutes);
+    await org.register(recordingRoutes, { storage: recordings });
+    await org.register(analysisRoutes);
     await org.register(deliveryRoutes);
     await org.register(analyticsRoutes);
   }), { prefix: ORG_PREFIX });

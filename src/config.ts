@@ -81,6 +81,13 @@ const SETTINGS_TABLE = {
   maxCallsPerOrganization: { name: 'PARLEY_MAX_CALLS_PER_ORGANIZATION', default: '50', description: 'calls one organization may have ringing or active at once; more are refused with 409', parse: (v: string) => num('PARLEY_MAX_CALLS_PER_ORGANIZATION', v, { min: 1, integer: true }) },
   callLeaseMs: { name: 'PARLEY_CALL_LEASE_SECONDS', default: '30', description: 'a live call whose process has not renewed it for this long is ended as server_lost', parse: (v: string) => num('PARLEY_CALL_LEASE_SECONDS', v, { min: 0.1 }) * 1000 },
   deliveryRetentionMs: { name: 'PARLEY_DELIVERY_RETENTION_DAYS', default: '30', description: 'delivered and failed webhook deliveries are deleted this long after they settled', parse: (v: string) => num('PARLEY_DELIVERY_RETENTION_DAYS', v, { min: 1 }) * 86_400_000 },
+  recordingsDir: { name: 'PARLEY_RECORDINGS_DIR', default: '', description: 'where call recordings are kept (encrypted, files 0600), and spooled while a call runs when they go to S3; default: recordings/ beside the SQLite file (./data/recordings with PostgreSQL)', parse: (v: string) => (v ? resolve(v) : null) },
+  recordingsS3Url: { name: 'PARLEY_RECORDINGS_S3_URL', default: '', description: 'an S3-compatible endpoint (http(s), path-style: MinIO, Ceph, Garage, AWS) to keep call recordings in instead of PARLEY_RECORDINGS_DIR; needs the bucket and both keys', parse: (v: string) => parseBaseUrl('PARLEY_RECORDINGS_S3_URL', v) },
+  recordingsS3Bucket: { name: 'PARLEY_RECORDINGS_S3_BUCKET', default: '', description: 'the bucket recordings go to (it must exist)', parse: (v: string) => v || null },
+  recordingsS3Region: { name: 'PARLEY_RECORDINGS_S3_REGION', default: 'us-east-1', description: 'the region requests to the S3 endpoint are signed for (SigV4)', parse: (v: string) => v },
+  recordingsS3AccessKeyId: { name: 'PARLEY_RECORDINGS_S3_ACCESS_KEY_ID', default: '', description: 'the access key id of the S3 endpoint', parse: (v: string) => v || null },
+  recordingsS3SecretAccessKey: { name: 'PARLEY_RECORDINGS_S3_SECRET_ACCESS_KEY', default: '', description: 'the secret access key of the S3 endpoint', parse: (v: string) => v || null },
+  recordingRetentionMs: { name: 'PARLEY_RECORDING_RETENTION_DAYS', default: '90', description: 'recordings are deleted this long after their call (the sweep removes the file or object)', parse: (v: string) => num('PARLEY_RECORDING_RETENTION_DAYS', v, { min: 0.0001 }) * 86_400_000 },
 } as const;
 
 type Table = typeof SETTINGS_TABLE;
@@ -261,6 +268,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   parsed.providerEnv = Object.freeze(readProviderEnv(env, providerVariables));
   const database = overrides.database ?? (parsed.database as DatabaseConfig);
+  checkRecordingsS3(parsed);
   const secret = overrides.secretKey
     ? { key: overrides.secretKey, source: { kind: 'given' } as const }
     : loadSecretKey(parsed.secretKey as string, database);
@@ -274,6 +282,21 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ...overrides,
   } as Config;
   return Object.freeze(config);
+}
+
+/** Recordings in S3 need the whole endpoint: a bucket and both keys, or none of it. */
+function checkRecordingsS3(parsed: Record<string, unknown>): void {
+  const { recordingsS3Url, recordingsS3Bucket, recordingsS3AccessKeyId, recordingsS3SecretAccessKey } = parsed;
+  const missing = [
+    ['PARLEY_RECORDINGS_S3_BUCKET', recordingsS3Bucket], ['PARLEY_RECORDINGS_S3_ACCESS_KEY_ID', recordingsS3AccessKeyId],
+    ['PARLEY_RECORDINGS_S3_SECRET_ACCESS_KEY', recordingsS3SecretAccessKey],
+  ].filter(([, value]) => !value).map(([name]) => name);
+  if (typeof recordingsS3Url === 'string' && !/^https?:/.test(recordingsS3Url)) throw new ConfigError('PARLEY_RECORDINGS_S3_URL must be an http(s) URL');
+  if (recordingsS3Url && missing.length) throw new ConfigError(`PARLEY_RECORDINGS_S3_URL needs ${missing.join(', ')}`);
+  if (!recordingsS3Url && missing.length < 3) throw new ConfigError('PARLEY_RECORDINGS_S3_BUCKET and the S3 keys need PARLEY_RECORDINGS_S3_URL');
+  if (typeof recordingsS3Bucket === 'string' && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(recordingsS3Bucket)) {
+    throw new ConfigError(`PARLEY_RECORDINGS_S3_BUCKET must be a bucket name (3-63 lower-case letters, digits, dots and dashes), got "${recordingsS3Bucket}"`);
+  }
 }
 
 /**

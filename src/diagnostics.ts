@@ -1,6 +1,7 @@
 import { openai } from './calls/providers/openai.ts';
 import type { Config, DatabaseConfig, SecretKeySource } from './config.ts';
 import { scrubSecrets } from './voice/tts/types.ts';
+import { recordingsDir } from './modules/recordings/storage.ts';
 
 /**
  * What the service tells its operator at start and what `parley doctor` checks: one line per
@@ -116,6 +117,13 @@ function providerMessage(text: string, apiKey: string | null): string {
   return scrubSecrets(message.replace(/\s+/g, ' ').trim(), apiKey).slice(0, 200) || '(no message)';
 }
 
+/** Where call recordings go (the bucket's endpoint and name, never its keys). */
+export function describeRecordings(config: Config): string {
+  const dir = recordingsDir(config);
+  if (!config.recordingsS3Url) return `${dir} (encrypted; kept ${config.recordingRetentionMs / 86_400_000} days)`;
+  return `bucket ${config.recordingsS3Bucket ?? ''} at ${config.recordingsS3Url}, spooled in ${dir} while calls run (encrypted; kept ${config.recordingRetentionMs / 86_400_000} days)`;
+}
+
 /** The lines the service logs as it starts (the LLM probe is `probeLlm`, logged when it answers). */
 export function startupChecks(config: Config, adminToken: AdminTokenSource): Check[] {
   return [
@@ -123,5 +131,6 @@ export function startupChecks(config: Config, adminToken: AdminTokenSource): Che
     { name: 'database', status: 'ok', detail: describeDatabase(config.database) },
     { name: 'secret key', status: 'ok', detail: describeSecretKey(config.secretKeySource) },
     { name: 'egress', status: 'ok', detail: describeEgress(config.egressAllow) },
+    { name: 'recordings', status: 'ok', detail: describeRecordings(config) },
   ];
 }

@@ -14,6 +14,8 @@ import type { Dialer } from './telephony/dialer.ts';
 import { inboundCalls } from './telephony/inbound.ts';
 import { TrunkRegistrations } from './telephony/registrations.ts';
 import { sipDialer } from './telephony/sip-dialer.ts';
+import { recordingStore } from './modules/recordings/recordings.store.ts';
+import type { RecordingStorage } from './modules/recordings/storage.ts';
 import { openTelephony, type Telephony } from './telephony/telephony.ts';
 
 export interface EngineOptions {
@@ -40,7 +42,7 @@ export interface ComposedEngine {
  * keys, SIP numbers and registrations) and handed to the engine: the one place where the call
  * path meets the database.
  */
-export async function composeEngine(ctx: Context, deps: CallDeps, options: EngineOptions = {}): Promise<ComposedEngine> {
+export async function composeEngine(ctx: Context, deps: CallDeps, options: EngineOptions = {}, recordings?: RecordingStorage): Promise<ComposedEngine> {
   const { config } = ctx;
   const store = callStore(deps);
   const platform = platformLlm(config);
@@ -63,7 +65,10 @@ export async function composeEngine(ctx: Context, deps: CallDeps, options: Engin
     log: ctx.log,
     renewLeases: () => store.renewLeases(),
   });
-  const calls: CallEngine = { store, setups: callSetups(ctx, organizationAccess(ctx)), runtime, voice: options.voice ?? createVoiceKit() };
+  const calls: CallEngine = {
+    store, setups: callSetups(ctx, organizationAccess(ctx)), runtime, voice: options.voice ?? createVoiceKit(),
+    ...(recordings ? { recordings: recordingStore(ctx, recordings) } : {}),
+  };
   // PARLEY_DIALER=sip: this process has a SIP endpoint, which places task calls; it closes after the calls have ended.
   const telephony = !options.dialer && config.dialer === 'sip' ? await openTelephony(ctx) : null;
   if (!telephony) return { calls, telephony, registrations: null, dialer: options.dialer };

@@ -9,16 +9,27 @@ import { deliveryJobs } from './modules/events/deliveries.jobs.ts';
 import { deliveriesSweep } from './modules/events/deliveries.sweep.ts';
 import { noDialer, type Dialer } from './telephony/dialer.ts';
 import { taskJobs } from './modules/tasks/tasks.jobs.ts';
+import type { Llm } from './calls/llm.ts';
+import { analysisJobs } from './modules/analysis/analysis.jobs.ts';
+import { platformLlm } from './modules/analysis/analysis.llm.ts';
+import { recordingJobs } from './modules/recordings/recordings.jobs.ts';
+import { recordingsSweep } from './modules/recordings/recordings.sweep.ts';
+import { openRecordingStorage, type RecordingStorage } from './modules/recordings/storage.ts';
 import { twilioCallSidsSweep } from './modules/twilio/twilio.replays.ts';
 
 export interface RunnerOptions {
   dialer?: Dialer;
   pollMs?: number;
+  /** Where recordings are kept (the app's own); by default opened from the config. */
+  recordings?: RecordingStorage;
+  /** The LLM analyses are asked of; by default the platform's, from the config. */
+  llm?: Llm;
 }
 
 /**
  * The job runner of a process, composed from the features: agent tasks (placed by the
- * dialer), webhook deliveries, and the sweeps that keep tables from growing for ever.
+ * dialer), webhook deliveries, recordings stored away and calls analysed after they end, and
+ * the sweeps that keep tables from growing for ever.
  */
 export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
   const { config } = ctx;
@@ -32,7 +43,11 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
     maxVoicemails: config.taskMaxVoicemails,
   }));
   runner.register(deliveryJobs(ctx, { leaseMs: config.leaseMs }));
+  const recordings = options.recordings ?? openRecordingStorage(config);
+  runner.register(recordingJobs(ctx, recordings, { leaseMs: config.leaseMs }));
+  runner.register(analysisJobs(ctx, platformLlm(ctx, options.llm), { leaseMs: config.leaseMs }));
   runner.addSweep(callsSweep(ctx));
+  runner.addSweep(recordingsSweep(ctx, recordings));
   runner.addSweep(deliveriesSweep(ctx));
   runner.addSweep(idempotencySweep(ctx));
   runner.addSweep(rateLimitSweep(ctx, RATE_LIMIT_WINDOW_MS));
@@ -49,13 +64,15 @@ export async function runWorker(ctx: Context, options: RunnerOptions = {}): Prom
     throw new ConfigError('parley worker places no SIP calls (they run in parley serve, which has the call runtime; sip is the default, for serve): set PARLEY_DIALER=none for workers');
   }
   await migrate(ctx.db);
-  const runner = buildRunner(ctx, options);
+  const recordings = options.recordings ?? openRecordingStorage(ctx.config);
+  const runner = buildRunner(ctx, { ...options, recordings });
   runner.start();
   ctx.log.info({ workerId: runner.workerId }, 'worker started');
   return {
     runner,
     async stop() {
       await runner.stop();
+      await recordings.objects.close();
       await ctx.close();
     },
   };

@@ -11,6 +11,8 @@ import { openVoice, VoiceOpenError } from './voice/attach.ts';
 import type { VoiceKit } from './voice/kit.ts';
 import type { AudioLink } from './voice/link.ts';
 import type { VoicePlan } from './voice/plan.ts';
+import { timedLink, type TimedLink } from './voice/timeline.ts';
+import { CallAudioRecorder, type RecordingStore } from './recording/recorder.ts';
 
 /** How long a voice call's providers may take to open before the call fails saying which one. */
 const VOICE_OPEN_MS = 15_000;
@@ -25,6 +27,8 @@ export interface CallEngine {
   setups: CallSetupSource;
   runtime: CallRuntime;
   voice: VoiceKit;
+  /** Where the recordings of calls whose assistant asks for them go; none: nothing is recorded. */
+  recordings?: RecordingStore;
 }
 
 /** The providers a call's setup names, as the record notes them: its LLM, and a voice call's speech providers or realtime model. */
@@ -96,14 +100,21 @@ export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' |
  * the greeting waits for them (and for `opener`), a failure ends the call saying why.
  */
 export function startSession(
-  engine: Pick<CallEngine, 'voice' | 'runtime'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log, opener?: CallOpener,
+  engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log, opener?: CallOpener,
 ): void {
   session.start(transport, setup.voice?.audio, opener);
   if (setup.voice && link) openCallVoice(engine, { ...setup, voice: setup.voice }, link, session, log);
 }
 
-/** Opens a started call's voice: the greeting waits for it, and a provider that fails ends the call saying why. */
-export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'runtime'>, setup: CallSetup & { voice: VoicePlan }, link: AudioLink, session: CallSession, log: Log): void {
+/**
+ * Opens a started call's voice: the greeting waits for it, and a provider that fails ends the
+ * call saying why. Its audio is placed on the call's timeline (the transcript's times count from
+ * here), and recorded from here when its assistant asks for it.
+ */
+export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, setup: CallSetup & { voice: VoicePlan }, transportLink: AudioLink, session: CallSession, log: Log): void {
+  const link = timedLink(transportLink, engine.voice.clock);
+  session.useTimeline(link.timeline);
+  if (setup.recording && engine.recordings) record(engine.recordings, setup.callId, link, session, log);
   openVoice(engine.voice, {
     plan: setup.voice, link, host: session.voiceHost(),
     signal: AbortSignal.any([session.lifetime, AbortSignal.timeout(VOICE_OPEN_MS)]), lifetime: session.lifetime,
@@ -115,3 +126,12 @@ export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'runtime'>, set
 }
 
 const voiceFailure: CallFailure = { source: 'voice', statusCode: null, message: 'the voice could not be opened' };
+
+/** Records the call's audio from now until its session is done, when the recording is handed to the store. */
+function record(store: RecordingStore, callId: string, link: TimedLink, session: CallSession, log: Log): void {
+  const recorder = new CallAudioRecorder(link.format, link.timeline, store.open(callId, { sampleRate: link.format.sampleRate, channels: 2 }));
+  link.tap(recorder);
+  void session.done
+    .then(() => recorder.close())
+    .catch((err: unknown) => log.error({ err, callId }, 'could not keep the call recording'));
+}

@@ -31,6 +31,12 @@ export interface TranscriptEntry {
   latency?: TurnLatency;
   /** Assistant, voice calls: how the caller's turn it answers was ended. */
   endpointing?: 'smart' | 'vad' | 'provider';
+  /**
+   * Voice calls: where the utterance lies in the call's audio (its recording), ms from its start:
+   * the caller's first and last speech of a turn, the assistant's first and last audio heard.
+   */
+  startMs?: number;
+  endMs?: number;
 }
 
 /** A voice call's turn-taking, counted over the whole call (docs/voice.md, "Turn-taking"). */
@@ -93,6 +99,8 @@ export interface CallSetup {
   controls: ControlTool[];
   /** A voice call's plan; null for a text call. */
   voice: VoicePlan | null;
+  /** Its assistant asks for its audio to be recorded (voice calls). */
+  recording?: boolean;
   /** What a placed SIP call does about who answered (the agent's voicemail_detection); absent or null: nothing. */
   voicemailDetection?: VoicemailDetection | null;
   /** The call's LLMs (the primary, then its fallbacks); absent: the platform's LLM only. */

@@ -15,6 +15,7 @@ import { Speculation } from './speculation.ts';
 import { historyWindow, runToolCalls, runTurn, turnTools, type ToolHost, type TurnHost } from './turn.ts';
 import { turnLatency } from './turns/latency.ts';
 import { Utterance, type UtteranceKind } from './utterance.ts';
+import type { AudioTimeline } from './voice/timeline.ts';
 import type { CallVoice, CallerTurn, ConversingVoice, VoiceHost } from './voice/voice.ts';
 
 const MAX_WAITING = 20;
@@ -61,6 +62,8 @@ export class CallSession {
   private turnAbort = new AbortController();
   private transport: CallTransport | null = null;
   private voice: CallVoice | null = null;
+  /** Voice: where the call's audio lies in time, for the transcript's startMs and endMs. */
+  private timeline: AudioTimeline | null = null;
   private running = false;
   private turns = 0;
   private transcriptBytes = 0;
@@ -122,6 +125,11 @@ export class CallSession {
   /** The call-control tools this call's model may use: end_call always, the rest when its transport can. */
   offeredControls(): ControlTool[] {
     return offeredControls(this.setup.controls, this.transport?.control);
+  }
+
+  /** A voice call's audio is placed on this timeline (its transport's link, timed): the transcript says where each utterance lies. */
+  useTimeline(timeline: AudioTimeline): void {
+    this.timeline = timeline;
   }
 
   /** A voice call's voice is ready: it greets (after the opener, when there is one), and speaks every answer from now on. */
@@ -347,7 +355,9 @@ export class CallSession {
         this.deps.turnTaken?.(next.text);
         this.turnStartedAt = next.endedAt;
         this.turnAbort = new AbortController();
-        this.log(next.dtmf ? { role: 'dtmf', text: next.dtmf, at: this.now() } : { role: 'user', text: next.text, at: this.now() });
+        const audio = next.turn?.audio;
+        this.log(next.dtmf ? { role: 'dtmf', text: next.dtmf, at: this.now() }
+          : { role: 'user', text: next.text, at: this.now(), ...(audio ? { startMs: Math.max(0, Math.round(audio.startMs)), endMs: Math.max(0, Math.round(audio.endMs)) } : {}) });
         this.messages.push({ role: 'user', content: next.text });
         this.answeringTurn = next.turn ? { turn: next.turn, firstTokenAt: speculation?.firstTokenAt ?? null } : null;
         await runTurn(this.turnHost(), speculation ? (onDelta, signal) => speculation.adopt(onDelta, signal) : undefined);
@@ -468,6 +478,10 @@ export class CallSession {
   private played(id: string, heard: string, interrupted: boolean): void {
     const utterance = this.utterances.get(id);
     this.utterances.delete(id);
+    // Its last frame was just sent, or it was cut just now: its audio ends there (a cut, not after now).
+    if (utterance && this.timeline && utterance.startMs !== undefined) {
+      utterance.endMs = interrupted ? Math.min(this.timeline.playEnd, this.timeline.now()) : this.timeline.playEnd;
+    }
     utterance?.end(heard, interrupted);
     const message = utterance?.message;
     if (interrupted) {
@@ -484,16 +498,22 @@ export class CallSession {
     if (utterance?.latency) entry.latency = utterance.latency;
     if (utterance?.endpointing) entry.endpointing = utterance.endpointing;
     if (interrupted) entry.interrupted = true;
+    if (utterance?.startMs !== undefined && utterance.endMs !== undefined) {
+      entry.startMs = Math.max(0, Math.round(utterance.startMs));
+      entry.endMs = Math.round(Math.max(utterance.startMs, utterance.endMs));
+    }
     this.log(entry);
     this.checkpoint();
   }
 
   /** The first audio frame of an utterance: the latency of the turn, when it is the turn's first output. */
   private firstAudio(id: string, at: number): void {
-    if (this.turnStartedAt === null) return;
     // A realtime model's answers are its own: first seen here.
     let utterance = this.utterances.get(id);
     if (!utterance) this.utterances.set(id, (utterance = new Utterance(id, 'answer')));
+    // Its first frame was just sent: where it plays is where the timeline put the last frame.
+    if (this.timeline?.lastFrameAt !== null && this.timeline?.lastFrameAt !== undefined) utterance.startMs ??= this.timeline.lastFrameAt;
+    if (this.turnStartedAt === null) return;
     utterance.latencyMs = Math.round(at - this.turnStartedAt);
     this.turnStartedAt = null;
     const answering = this.answeringTurn;

@@ -24,6 +24,9 @@ export class Utterance {
   /** The first output of a voice turn: where the time went, and how the caller's turn was ended. */
   latency: TurnLatency | undefined;
   endpointing: 'smart' | 'vad' | 'provider' | undefined;
+  /** Where it lies in the call's audio (ms from its start): its first frame, and the end of what was heard. */
+  startMs: number | undefined;
+  endMs: number | undefined;
   /** What the caller heard of it, once it is over. */
   heard: string | null = null;
   /** The caller spoke over it. */

@@ -9,13 +9,16 @@ export const DEFAULT_CONSOLE_ROOT = resolve(dirname(fileURLToPath(import.meta.ur
 
 /**
  * No inline script or style, nothing from another origin, never framed. `connect-src` adds
- * ws: and wss: for the call socket, whose URL the API answers (same host, other scheme).
+ * ws: and wss: for the call socket, whose URL the API answers (same host, other scheme);
+ * `media-src` adds blob: for a call's recording, which the console fetches with the user's token
+ * and plays from memory (a token never goes in a URL).
  */
 export const CONSOLE_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
+  "media-src 'self' blob:",
   "connect-src 'self' ws: wss:",
   "font-src 'self'",
   "object-src 'none'",

@@ -84,6 +84,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   412: 'If-Match does not match the current ETag: read the resource again (PRECONDITION_FAILED)',
   413: 'The body is larger than 1 MiB (PAYLOAD_TOO_LARGE)',
   415: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE)',
+  416: 'The Range asked for lies past the end; Content-Range names the size (RANGE_NOT_SATISFIABLE)',
   422: 'This Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED)',
   429: 'Too many requests; Retry-After says when to try again (RATE_LIMITED)',
   431: 'The request headers are larger than 16 KiB; the connection is closed (HEADERS_TOO_LARGE)',

@@ -4,7 +4,8 @@ import type { Assistant, AssistantWrite, ExtensionWrite, HookWrite } from '../ap
 export const MASK = '********';
 export const PROPERTY_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
 export type PropertyType = (typeof PROPERTY_TYPES)[number];
-export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed'] as const;
+export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed', 'recording_ready', 'call_analyzed'] as const;
+export const RUBRICS = ['pass_fail', 'score_1_10', 'descriptive'] as const;
 
 export interface ParamForm {
   key: string;
@@ -55,6 +56,17 @@ export interface HookForm {
   secret: SecretForm;
 }
 
+/** The after-call analysis as the form edits it: text fields, the schema as JSON text. */
+export interface AnalysisForm {
+  enabled: boolean;
+  summaryPrompt: string;
+  schema: string;
+  dataPrompt: string;
+  rubric: '' | (typeof RUBRICS)[number];
+  successPrompt: string;
+  minTurns: string;
+}
+
 export interface Draft {
   name: string;
   systemPrompt: string;
@@ -63,12 +75,48 @@ export interface Draft {
   numberId: string;
   extensions: (ToolForm | OtherExtension)[];
   hooks: HookForm[];
+  recording: boolean;
+  analysis: AnalysisForm;
+}
+
+const noAnalysis = (): AnalysisForm => ({ enabled: false, summaryPrompt: '', schema: '', dataPrompt: '', rubric: '', successPrompt: '', minTurns: '' });
+
+function analysisForm(a: Assistant['analysis']): AnalysisForm {
+  if (!a) return noAnalysis();
+  return {
+    enabled: true,
+    summaryPrompt: a.summary?.prompt ?? '',
+    schema: a.structuredData ? JSON.stringify(a.structuredData.schema, null, 2) : '',
+    dataPrompt: a.structuredData?.prompt ?? '',
+    rubric: (a.successEvaluation?.rubric ?? ''),
+    successPrompt: a.successEvaluation?.prompt ?? '',
+    minTurns: a.minTurns === undefined ? '' : String(a.minTurns),
+  };
+}
+
+/** The analysis as the API takes it; a schema that is not JSON goes as its text, for the API to name the field. */
+function analysisOf(f: AnalysisForm): AssistantWrite['analysis'] {
+  if (!f.enabled) return null;
+  let schema: unknown = f.schema;
+  try {
+    schema = JSON.parse(f.schema);
+  } catch {
+    // Sent as it is: the API's 400 names analysis.structuredData.schema.
+  }
+  return {
+    ...(f.summaryPrompt.trim() ? { summary: { prompt: f.summaryPrompt } } : {}),
+    ...(f.schema.trim() ? { structuredData: { schema: schema as Record<string, unknown>, ...(f.dataPrompt.trim() ? { prompt: f.dataPrompt } : {}) } } : {}),
+    ...(f.rubric ? { successEvaluation: { rubric: f.rubric, ...(f.successPrompt.trim() ? { prompt: f.successPrompt } : {}) } } : {}),
+    ...(f.minTurns.trim() ? { minTurns: Number(f.minTurns) } : {}),
+  };
 }
 
 /** A React key for rows that have no id yet (random: plain http pages have no crypto.randomUUID). */
 export const newKey = () => `k${Math.random().toString(36).slice(2)}`;
 
-export const emptyDraft = (): Draft => ({ name: '', systemPrompt: '', systemPromptGreeting: '', strategyId: '', numberId: '', extensions: [], hooks: [] });
+export const emptyDraft = (): Draft => ({
+  name: '', systemPrompt: '', systemPromptGreeting: '', strategyId: '', numberId: '', extensions: [], hooks: [], recording: false, analysis: noAnalysis(),
+});
 
 export const newTool = (): ToolForm => ({
   kind: 'tool', key: newKey(), id: null, name: '', description: '', serverUrl: '', timeoutSeconds: '', headers: [], params: [], extraSchema: {}, extraParameters: {},
@@ -127,6 +175,8 @@ export function draftOf(a: Assistant): Draft {
       key: h.id, id: h.id, type: h.type,
       url: h.parameters.url ?? '', secret: { value: h.parameters.secret ?? '', stored: h.parameters.secret === MASK },
     })),
+    recording: a.recording.enabled,
+    analysis: analysisForm(a.analysis),
   };
 }
 
@@ -171,6 +221,8 @@ export function bodyOf(d: Draft): AssistantWrite {
     telephoneNumberId: d.numberId || null,
     extensions: d.extensions.map(extensionOf),
     callEventHooks: hooks,
+    recording: { enabled: d.recording },
+    analysis: analysisOf(d.analysis),
   };
 }
 

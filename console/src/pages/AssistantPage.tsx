@@ -3,6 +3,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError, inOrganization } from '../api/client';
 import { plural, type Assistant, type Kind } from '../api/types';
 import { bodyOf, draftOf, emptyDraft, newTool, type Draft, type ToolForm } from '../assistant/draft';
+import { AfterCallEditor } from '../assistant/AfterCallEditor';
 import { HooksEditor } from '../assistant/HooksEditor';
 import { Placeholders } from '../assistant/Placeholders';
 import { TestCall } from '../assistant/TestCall';
@@ -11,7 +12,7 @@ import { detailsOf, ErrorBox, errorsAt, SelectField, Status, TextArea, TextField
 import { useLoad, useTitle } from '../hooks';
 import { useCan, useScope, useSession } from '../session';
 
-const TOP_FIELDS = ['name', 'systemPrompt', 'systemPromptGreeting', 'llmAudioContentGenerationStrategyId', 'telephoneNumberId'];
+const TOP_FIELDS = ['name', 'systemPrompt', 'systemPromptGreeting', 'llmAudioContentGenerationStrategyId', 'telephoneNumberId', 'recording', 'analysis'];
 
 /** An assistant or agent: its prompt, greeting, strategy, number, tools and hooks, and a test call. */
 export default function AssistantPage({ kind }: { kind: Kind }) {
@@ -122,6 +123,9 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
           <button type="button" onClick={() => set({ extensions: [...draft.extensions, newTool()] })}>Add tool</button>
         </section>
 
+        <section className="card" aria-labelledby="after-call">
+          <AfterCallEditor recording={draft.recording} analysis={draft.analysis} errors={details} onChange={(patch) => set(patch)} />
+        </section>
         <section className="card">
           <HooksEditor hooks={draft.hooks} errors={details} onChange={(hooks) => set({ hooks })} />
         </section>

@@ -1,5 +1,8 @@
+import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { inOrganization } from '../api/client';
+import { Analysis } from '../calls/Analysis';
+import { RecordingPlayer, type Seek } from '../calls/RecordingPlayer';
 import type { Call } from '../api/types';
 import { ErrorBox, Status } from '../components/form';
 import { Badge, when } from '../components/Table';
@@ -17,6 +20,7 @@ export default function CallPage() {
   useTitle('Call');
   const { api } = useSession();
   const scope = useScope();
+  const [seek, setSeek] = useState<Seek | null>(null);
   const call = useLoad(() => inOrganization(api, scope).getCall({ path: { callId: id } }), [api, scope, id]);
   const deliveries = useLoad(
     async () => (await inOrganization(api, scope).listWebhookDeliveries({ query: { callId: id, size: 100, sort: 'createdAt,asc' } })).data,
@@ -74,7 +78,6 @@ export default function CallPage() {
               )}
             </>
           )}
-          {c.conclusion?.summary && <><dt>Summary</dt><dd>{c.conclusion.summary}</dd></>}
           {c.failure && <><dt>Failure</dt><dd className="bad">{c.failure.source}{c.failure.statusCode === null ? '' : ` ${c.failure.statusCode}`}: {c.failure.message}</dd></>}
           {Object.keys(c.userValues).length > 0 && <><dt>User values</dt><dd><code>{JSON.stringify(c.userValues)}</code></dd></>}
           {c.unfilledPlaceholders.length > 0 && <><dt>Unfilled</dt><dd className="bad">{c.unfilledPlaceholders.map((p) => `{{${p}}}`).join(', ')}</dd></>}
@@ -84,6 +87,13 @@ export default function CallPage() {
           </>}
         </dl>
       </section>
+      {c.recording && (
+        <section className="card" aria-labelledby="recording">
+          <h2 id="recording">Recording</h2>
+          <RecordingPlayer call={c} seek={seek} />
+        </section>
+      )}
+      {c.conclusion && <Analysis call={c} onChange={call.reload} />}
       <section className="card" aria-labelledby="timeline">
         <h2 id="timeline">Timeline</h2>
         {items.length === 0 ? <Status>Nothing was said.</Status> : (
@@ -94,7 +104,11 @@ export default function CallPage() {
                 {item.kind === 'say'
                   ? (
                     <span>
-                      <strong>{item.say.role === 'user' ? 'Caller' : 'Assistant'}:</strong> {item.say.text}
+                      {item.say.startMs !== undefined && c.recording?.status === 'ready'
+                        ? <button type="button" className="seek" title="Play from here" onClick={() => setSeek({ ms: item.say.startMs ?? 0, n: (seek?.n ?? 0) + 1 })}>
+                            <strong>{item.say.role === 'user' ? 'Caller' : 'Assistant'}:</strong> {item.say.text}
+                          </button>
+                        : <><strong>{item.say.role === 'user' ? 'Caller' : 'Assistant'}:</strong> {item.say.text}</>}
                       {item.say.interrupted && <em className="note"> (interrupted)</em>}
                       {item.say.latencyMs !== undefined && <small className="note"> after {item.say.latencyMs} ms</small>}
                     </span>

@@ -14,8 +14,11 @@ export interface AudioLink {
   sendFrame(frame: Buffer, startsRun?: boolean): void;
   /** Barge-in: the peer should drop what it has buffered and not yet played. */
   flushPeer(): void;
-  /** The caller's audio, in `format`, chunked as it arrives. */
-  onAudio(listener: (chunk: Buffer) => void): void;
+  /**
+   * The caller's audio, in `format`, chunked as it arrives; on a timed link (timeline.ts) `at`
+   * is where the chunk starts on the call's timeline.
+   */
+  onAudio(listener: (chunk: Buffer, at?: number) => void): void;
 }
 
 /** Bytes in one 20 ms frame of a format. */

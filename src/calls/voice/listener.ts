@@ -6,12 +6,12 @@ import type { AudioLink } from './link.ts';
 import type { TurnInput } from './turn-taker.ts';
 
 export interface ListenerEvents {
-  /** The VAD decided the caller started speaking. */
-  speechStarted(): void;
+  /** The VAD decided the caller started speaking; `audioAt`: where the speech began on the call's timeline, when the link is timed. */
+  speechStarted(audioAt?: number): void;
   /** The caller's words of the current STT utterance so far, when the provider gives interim hypotheses. */
   interim(text: string): void;
-  /** The VAD heard enough silence after speech; `lastSpeechAt` is when the silence began (clock time, ms). */
-  speechEnded(lastSpeechAt: number): void;
+  /** The VAD heard enough silence after speech; `lastSpeechAt` is when the silence began (clock time, ms), `audioAt` where, on the call's timeline. */
+  speechEnded(lastSpeechAt: number, audioAt?: number): void;
   /** The provider's own end-of-speech signal for the utterance (Deepgram's speech_final). */
   providerEnded(): void;
   /** The STT provider (or the VAD) failed. */
@@ -20,6 +20,36 @@ export interface ListenerEvents {
 
 /** Audio pushes waiting for the VAD; past this new audio is dropped until the VAD catches up (an overloaded process must not pile up audio; what is queued stays in order). */
 const MAX_PENDING = 50;
+/** Where the timeline jumped (a gap in what the caller sent), newest last: enough for any turn, bounded. */
+const MAX_JUMPS = 64;
+
+/**
+ * The VAD's stream time (ms of audio pushed) on the call's timeline: the two run together,
+ * except where the caller's audio had a gap (the timeline then jumps ahead).
+ */
+class StreamTimes {
+  private readonly jumps: { stream: number; at: number }[] = [];
+  private streamEnd = 0;
+  private timelineEnd: number | null = null;
+
+  /** A chunk of `ms` pushed to the VAD, placed at `at` on the timeline. */
+  pushed(ms: number, at: number | undefined): void {
+    if (at !== undefined && (this.timelineEnd === null || Math.abs(at - this.timelineEnd) > 0.5)) {
+      this.jumps.push({ stream: this.streamEnd, at });
+      if (this.jumps.length > MAX_JUMPS) this.jumps.shift();
+    }
+    this.streamEnd += ms;
+    if (at !== undefined) this.timelineEnd = at + ms;
+  }
+
+  /** Where the VAD's stream time `ms` lies on the timeline; undefined on a link without one. */
+  at(ms: number): number | undefined {
+    let jump = this.jumps[0];
+    if (!jump) return undefined;
+    for (const j of this.jumps) if (j.stream <= ms) jump = j;
+    return jump.at + (ms - jump.stream);
+  }
+}
 
 /**
  * The caller's side: audio from the link is decoded to 16 kHz PCM, run through the VAD, and
@@ -35,6 +65,7 @@ export class Listener implements TurnInput {
   private ended = false;
   private pending = 0;
   private closed = false;
+  private readonly times = new StreamTimes();
 
   constructor(
     link: AudioLink,
@@ -52,7 +83,7 @@ export class Listener implements TurnInput {
       this.ended = true;
       events.providerEnded();
     };
-    link.onAudio((chunk) => this.hear(chunk));
+    link.onAudio((chunk, at) => this.hear(chunk, at));
   }
 
   get hearing(): boolean {
@@ -89,12 +120,13 @@ export class Listener implements TurnInput {
     this.closed = true;
   }
 
-  private hear(chunk: Buffer): void {
+  private hear(chunk: Buffer, at?: number): void {
     if (this.closed) return;
     const pcm = this.decoder.decode(chunk);
     if (!pcm.length) return;
     if (this.pending >= MAX_PENDING) return;
     this.pending++;
+    this.times.pushed((pcm.length * 1000) / PIPELINE_RATE, at);
     this.chain = this.chain
       .then(() => this.process(pcm))
       .catch((error: unknown) => {
@@ -108,13 +140,13 @@ export class Listener implements TurnInput {
     for (const event of await this.vad.push(pcm)) {
       if (this.closed) return;
       if (event.type === 'speech_start') {
-        this.events.speechStarted();
+        this.events.speechStarted(this.times.at(event.atMs));
         this.stt.write(event.audio);
       } else if (event.type === 'speech') {
         this.stt.write(event.audio);
       } else {
         // The silence began (decidedMs - atMs) of stream time before the VAD could say so.
-        this.events.speechEnded(this.clock.now() - (event.decidedMs - event.atMs));
+        this.events.speechEnded(this.clock.now() - (event.decidedMs - event.atMs), this.times.at(event.atMs));
       }
     }
   }

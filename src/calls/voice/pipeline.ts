@@ -58,9 +58,9 @@ export class VoicePipeline implements SpeakingVoice {
     const sttFailed = (error: unknown) => host.failed(providerFailure(`stt:${parts.stt.provider}`, error));
     const clock = parts.pacer.clock;
     this.listener = new Listener(parts.link, parts.vad, parts.stt.session, clock, {
-      speechStarted: () => this.turns.speechStarted(),
+      speechStarted: (audioAt) => this.turns.speechStarted(audioAt),
       interim: (text) => this.turns.interim(text),
-      speechEnded: (lastSpeechAt) => this.turns.speechEnded(lastSpeechAt),
+      speechEnded: (lastSpeechAt, audioAt) => this.turns.speechEnded(lastSpeechAt, audioAt),
       providerEnded: () => this.turns.providerEnded(),
       failed: sttFailed,
     });

@@ -65,6 +65,8 @@ export class TurnTaker {
   private overlap: Overlap | null = null;
   /** Bumped at every speech start: a preview or a judgement that comes back later knows whether the caller spoke again. */
   private segment = 0;
+  /** Where the turn's speech began and last stopped on the call's timeline (a timed link). */
+  private audio: { startMs: number; endMs: number } | null = null;
   private closed = false;
 
   constructor(
@@ -81,9 +83,10 @@ export class TurnTaker {
     return this.settings.endpointing === 'smart';
   }
 
-  /** The VAD decided the caller started speaking. */
-  speechStarted(): void {
+  /** The VAD decided the caller started speaking (at `audioAt` on the call's timeline). */
+  speechStarted(audioAt?: number): void {
     if (this.closed) return;
+    if (audioAt !== undefined) this.audio ??= { startMs: audioAt, endMs: audioAt };
     this.segment++;
     this.pausedSince = null;
     this.host.callerSpeechStarted();
@@ -110,10 +113,11 @@ export class TurnTaker {
     if (!this.closed && this.pausedSince !== null && !this.overlap) this.evaluate();
   }
 
-  /** The VAD heard silence after speech; `lastSpeechAt` is when it began (clock time). */
-  speechEnded(lastSpeechAt: number): void {
+  /** The VAD heard silence after speech; `lastSpeechAt` is when it began (clock time), `audioAt` where on the call's timeline. */
+  speechEnded(lastSpeechAt: number, audioAt?: number): void {
     if (this.closed) return;
     this.pausedSince = lastSpeechAt;
+    if (this.audio && audioAt !== undefined) this.audio.endMs = Math.max(this.audio.startMs, audioAt);
     if (!this.smart && !this.overlap) return this.endTurn('vad');
     const segment = this.segment;
     const text = this.input.streaming ? Promise.resolve(this.heard) : this.input.preview();
@@ -163,11 +167,13 @@ export class TurnTaker {
     const lastSpeechAt = this.pausedSince ?? this.clock.now();
     const endedAt = this.clock.now();
     const heard = this.heard;
+    const audio = this.audio;
+    this.audio = null;
     this.heard = '';
     this.speculated = null;
     this.input.finish().then((text) => {
       const said = text.trim() || heard;
-      if (!this.closed && said) this.host.callerSaid(said, { lastSpeechAt, endedAt, endpointing });
+      if (!this.closed && said) this.host.callerSaid(said, { lastSpeechAt, endedAt, endpointing, ...(audio ? { audio } : {}) });
     }, (error: unknown) => {
       if (!this.closed) this.host.sttFailed(error);
     });
@@ -225,6 +231,7 @@ export class TurnTaker {
     const text = this.heard;
     this.endOverlap();
     this.heard = '';
+    this.audio = null;
     this.pausedSince = null;
     this.input.finish().catch((error: unknown) => {
       if (!this.closed) this.host.sttFailed(error);

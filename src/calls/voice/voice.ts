@@ -43,6 +43,8 @@ export interface CallerTurn {
   endedAt: number;
   /** smart: the transcript and the silence; vad: the silence alone; provider: the STT said the speech ended. */
   endpointing: 'smart' | 'vad' | 'provider';
+  /** Where the turn's speech lies in the call's audio (ms from its start), when its link is timed. */
+  audio?: { startMs: number; endMs: number };
 }
 
 /** What a voice tells its session. Names say which way the audio went: `caller…` is what we heard, `played` what the caller heard of us. */

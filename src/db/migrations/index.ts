@@ -17,6 +17,7 @@ import { m015Hardening } from './015_hardening.ts';
 import { m016Versions } from './016_versions.ts';
 import { m017AnsweredBy } from './017_answered_by.ts';
 import { m018TurnTaking } from './018_turn_taking.ts';
+import { m019RecordingsAnalysis } from './019_recordings_analysis.ts';
 
 /**
  * Applied in this order; a released migration is never edited, only followed by a new one.
@@ -26,5 +27,5 @@ import { m018TurnTaking } from './018_turn_taking.ts';
 export const migrations: readonly Migration[] = [
   m001Tenancy, m002Assistants, m003Sip, m004Tasks, m005Calls, m006Events, m007RateLimits, m008Runner,
   m009NameSearch, m010ProviderCredentials, m011VoiceCalls, m012Analytics, m013SipCalls, m014SipRegistrations,
-  m015Hardening, m016Versions, m017AnsweredBy, m018TurnTaking,
+  m015Hardening, m016Versions, m017AnsweredBy, m018TurnTaking, m019RecordingsAnalysis,
 ];

@@ -5,6 +5,7 @@ import { bumpCounter, readCounter } from '../../db/counters.ts';
 import type { Executor } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
 import { BASE_SORT, fetchPage, type PageQuery } from '../../http/pagination.ts';
+import type { AnalysisSetting, RecordingSetting } from './after-call.schemas.ts';
 import type { AssistantTable } from './assistants.table.ts';
 import type { Assistant } from './assistants.schemas.ts';
 import { showExtension, showHook, type StoredExtension, type StoredHook } from './items.ts';
@@ -25,6 +26,8 @@ export function toAssistant(row: Selectable<AssistantTable>): Assistant {
     telephoneNumberId: row.telephone_number_id,
     extensions: readJson<StoredExtension[]>(row.extensions).map(showExtension),
     callEventHooks: readJson<StoredHook[]>(row.call_event_hooks).map(showHook),
+    recording: row.recording ? readJson<RecordingSetting>(row.recording) : { enabled: false },
+    analysis: row.analysis ? readJson<AnalysisSetting>(row.analysis) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

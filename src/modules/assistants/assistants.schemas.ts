@@ -2,8 +2,9 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { MAX_MESSAGE_LENGTH, MAX_WAIT_SECONDS, VOICEMAIL_ACTIONS } from '../../calls/voicemail-detection.ts';
 import { documentedAs } from '../../http/openapi-components.ts';
 import { DateTime, Name, Uuid } from '../../http/schemas.ts';
+import { AnalysisSetting, RecordingSetting } from './after-call.schemas.ts';
 
-export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed'] as const;
+export const HOOK_TYPES = ['transcript_ready', 'call_started', 'call_ended', 'task_status_changed', 'recording_ready', 'call_analyzed'] as const;
 export const EXTENSION_TYPES = ['tool_webhook', 'end_call', 'transfer_call', 'send_dtmf', 'voicemail_detection'] as const;
 export type ExtensionType = (typeof EXTENSION_TYPES)[number];
 export const LIMITS = { extensions: 50, hooks: 10, systemPrompt: 100_000, greeting: 10_000, toolHeaders: 32 } as const;
@@ -167,6 +168,8 @@ export const Assistant = Type.Object(
     telephoneNumberId: Type.Union([Uuid, Type.Null()]),
     extensions: Type.Array(Extension),
     callEventHooks: Type.Array(CallEventHook),
+    recording: RecordingSetting,
+    analysis: Type.Union([AnalysisSetting, Type.Null()]),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -180,6 +183,8 @@ const strategyId = Type.Union([Uuid, Type.Null()], { description: 'An LLM genera
 const numberId = Type.Union([Uuid, Type.Null()], { description: 'A SIP number of the same organization' });
 const extensions = Type.Array(ExtensionWrite, { maxItems: LIMITS.extensions });
 const hooks = Type.Array(CallEventHookWrite, { maxItems: LIMITS.hooks });
+const recording = Type.Union([RecordingSetting, Type.Null()], { description: 'Off when null or left out' });
+const analysis = Type.Union([AnalysisSetting, Type.Null()], { description: 'No analysis when null' });
 
 export const AssistantCreate = Type.Object(
   {
@@ -190,6 +195,8 @@ export const AssistantCreate = Type.Object(
     telephoneNumberId: Type.Optional(numberId),
     extensions: Type.Optional(extensions),
     callEventHooks: Type.Optional(hooks),
+    recording: Type.Optional(recording),
+    analysis: Type.Optional(analysis),
   },
   {
     additionalProperties: false,
@@ -216,6 +223,9 @@ export const AssistantUpdate = Type.Object(
     telephoneNumberId: Type.Optional(numberId),
     extensions,
     callEventHooks: hooks,
+    // Optional, like telephoneNumberId: left out keeps what is set.
+    recording: Type.Optional(recording),
+    analysis: Type.Optional(analysis),
   },
   { additionalProperties: false, title: 'AssistantUpdate' },
 );

@@ -10,6 +10,7 @@ import type { Edit } from '../../http/updates.ts';
 import { deleteAssistantRow, etagOf, findAssistant, insertAssistant, toAssistant, updateAssistantRow, type Kind } from './assistants.repository.ts';
 import { tokenNameOf } from '../tokens/tokens.repository.ts';
 import type { Assistant, AssistantCreate, AssistantUpdate } from './assistants.schemas.ts';
+import { analysisProblems } from './after-call.schemas.ts';
 import { changedFields, type AssistantRow } from './configuration.ts';
 import { mergeExtensions, mergeHooks, type StoredExtension, type StoredHook } from './items.ts';
 import { deleteVersions, insertVersion, pruneVersions, type VersionNote } from './versions.repository.ts';
@@ -46,7 +47,7 @@ export async function referenceProblems(deps: AssistantDeps, db: Executor, organ
 }
 
 async function checkReferences(deps: AssistantDeps, db: Executor, organizationId: string, body: AssistantCreate) {
-  const problems = await referenceProblems(deps, db, organizationId, body);
+  const problems = [...analysisProblems(deps.ajv, body.analysis), ...(await referenceProblems(deps, db, organizationId, body))];
   if (problems.length) throw badRequest('Invalid references', problems);
 }
 
@@ -82,6 +83,8 @@ export async function createAssistant(deps: AssistantDeps, kind: Kind, organizat
     telephone_number_id: body.telephoneNumberId ?? null,
     extensions: JSON.stringify(extensions),
     call_event_hooks: JSON.stringify(hooks),
+    recording: body.recording ? JSON.stringify(body.recording) : null,
+    analysis: body.analysis ? JSON.stringify(body.analysis) : null,
     version: 1,
     created_at: at,
     updated_at: at,
@@ -126,6 +129,9 @@ export async function updateAssistant(
       ...(body.telephoneNumberId !== undefined ? { telephone_number_id: body.telephoneNumberId } : {}),
       extensions: JSON.stringify(extensions),
       call_event_hooks: JSON.stringify(hooks),
+      // Optional like the number: left out keeps them, null turns them off.
+      ...(body.recording !== undefined ? { recording: body.recording ? JSON.stringify(body.recording) : null } : {}),
+      ...(body.analysis !== undefined ? { analysis: body.analysis ? JSON.stringify(body.analysis) : null } : {}),
       updated_at: at,
     };
     const next: AssistantRow = { ...row, ...set, version: row.version + 1 };

@@ -11,6 +11,10 @@ export interface AssistantTable {
   telephone_number_id: string | null;
   extensions: Json;
   call_event_hooks: Json;
+  /** `{ enabled }`; null: not recorded. */
+  recording: Json | null;
+  /** The after-call analysis (`AnalysisSetting`); null: none. */
+  analysis: Json | null;
   version: number;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -51,6 +51,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
         settings: { model: llm?.choices[0].model ?? parameters.model ?? ctx.config.llmDefaultModel, temperature: parameters.temperature },
         tools,
         controls: controlToolsOf(extensions, new Set(tools.map((t) => t.name))),
+        recording: readJson<{ enabled?: boolean } | null>(source.recording)?.enabled === true,
         // A call that cannot run opens no voice provider: its voice fails with the same reason.
         voice: voice && failure ? { kind: 'unusable', audio: voice.audio, failure } : voice,
         ...(llm ? { llm } : {}),

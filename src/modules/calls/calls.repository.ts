@@ -5,8 +5,9 @@ import { fetchPage, type PageQuery } from '../../http/pagination.ts';
 import { readBool, readJson } from '../../db/values.ts';
 import type { CallLogEntry, ToolInvocation, TranscriptEntry } from '../../calls/record.ts';
 import type { Kind } from '../assistants/assistants.repository.ts';
-import type { Call, CallStatus } from './calls.schemas.ts';
-import type { CallTable } from './calls.table.ts';
+import type { Call, CallStatus, Conclusion } from './calls.schemas.ts';
+import '../recordings/recordings.table.ts';
+import type { CallTable, ConclusionTable } from './calls.table.ts';
 
 /**
  * List totals: per organization and per assistant/agent within it, each overall and per status.
@@ -14,6 +15,10 @@ import type { CallTable } from './calls.table.ts';
  */
 export const callCounter = (organizationId: string, source: { kind: Kind; sourceId: string } | null, status?: CallStatus) =>
   ['calls', organizationId, ...(source ? [source.kind, source.sourceId] : []), ...(status ? [status] : [])].join(':');
+
+/** Ended calls whose analysis gave this pass_fail verdict, per organization and per assistant/agent. */
+export const successCounter = (organizationId: string, source: { kind: Kind; sourceId: string } | null, success: boolean) =>
+  `${callCounter(organizationId, source)}:success:${success}`;
 
 export interface CallRef {
   organizationId: string;
@@ -44,12 +49,24 @@ export function callsWithConclusion(db: Executor, organizationId: string) {
   return db
     .selectFrom('calls')
     .leftJoin('conclusions', 'conclusions.id', 'calls.conclusion_id')
+    .leftJoin('call_recordings', 'call_recordings.call_id', 'calls.id')
     .selectAll('calls')
-    .select(['conclusions.outcome as conclusion_outcome', 'conclusions.summary as conclusion_summary', 'conclusions.created_at as conclusion_created_at'])
+    .select([
+      'conclusions.outcome as conclusion_outcome', 'conclusions.summary as conclusion_summary', 'conclusions.created_at as conclusion_created_at',
+      'conclusions.data as conclusion_data', 'conclusions.data_error as conclusion_data_error', 'conclusions.success as conclusion_success',
+      'conclusions.analyzed_at as conclusion_analyzed_at', 'conclusions.analysis_status as conclusion_analysis_status',
+      'call_recordings.status as recording_status', 'call_recordings.duration_ms as recording_duration_ms', 'call_recordings.bytes as recording_bytes',
+      'call_recordings.channels as recording_channels', 'call_recordings.sample_rate as recording_sample_rate',
+    ])
     .where('calls.organization_id', '=', organizationId);
 }
 
-type CallRow = Selectable<CallTable> & { conclusion_outcome: string | null; conclusion_summary: string | null; conclusion_created_at: string | null };
+type CallRow = Selectable<CallTable> & {
+  conclusion_outcome: string | null; conclusion_summary: string | null; conclusion_created_at: string | null;
+  conclusion_data: unknown; conclusion_data_error: unknown; conclusion_success: unknown; conclusion_analyzed_at: string | null; conclusion_analysis_status: string | null;
+  recording_status: string | null; recording_duration_ms: number | string | null; recording_bytes: number | string | null;
+  recording_channels: number | null; recording_sample_rate: number | null;
+};
 
 export interface CallLog {
   transcript: TranscriptEntry[];
@@ -67,11 +84,12 @@ export async function appendEntries(trx: Transaction<Database>, callId: string, 
       const { at, ...invocation } = item.invocation;
       return { call_id: callId, seq, organization_id: organizationId, kind: 'tool' as const, at, text: null, latency_ms: null, interrupted: null, detail: JSON.stringify(invocation), response_ms: null };
     }
-    const { role, text, at, latencyMs, interrupted, latency, endpointing } = item.entry;
+    const { role, text, at, latencyMs, interrupted, latency, endpointing, startMs, endMs } = item.entry;
+    const detail = { ...(latency ? { latency, endpointing } : {}), ...(startMs !== undefined ? { startMs, endMs } : {}) };
     return {
       call_id: callId, seq, organization_id: organizationId, kind: role, at, text,
       latency_ms: latencyMs ?? null, interrupted: interrupted === undefined ? null : interrupted ? 1 : 0,
-      detail: latency ? JSON.stringify({ latency, endpointing }) : null, response_ms: latency?.totalMs ?? null,
+      detail: Object.keys(detail).length ? JSON.stringify(detail) : null, response_ms: latency?.totalMs ?? null,
     };
   })).execute();
 }
@@ -91,17 +109,38 @@ export async function loadLog(db: Executor, callIds: readonly string[]): Promise
     const entry: TranscriptEntry = { role: row.kind, text: row.text ?? '', at: row.at };
     if (row.latency_ms !== null) entry.latencyMs = row.latency_ms;
     if (row.interrupted !== null) entry.interrupted = readBool(row.interrupted);
-    if (row.detail !== null) Object.assign(entry, readJson<Pick<TranscriptEntry, 'latency' | 'endpointing'>>(row.detail));
+    if (row.detail !== null) Object.assign(entry, readJson<Pick<TranscriptEntry, 'latency' | 'endpointing' | 'startMs' | 'endMs'>>(row.detail));
     log.transcript.push(entry);
   }
   return logs;
 }
 
+type ConclusionRow = Pick<Selectable<ConclusionTable>, 'id' | 'call_id' | 'outcome' | 'summary' | 'data' | 'data_error' | 'success' | 'analyzed_at' | 'analysis_status' | 'created_at'>;
+
+/** A conclusion's read shape (a retried analysis that is running again reads as pending). */
+export function toConclusion(row: ConclusionRow): Conclusion {
+  return {
+    id: row.id, callId: row.call_id, outcome: row.outcome, summary: row.summary,
+    data: row.data === null || row.data === undefined ? null : readJson(row.data),
+    dataError: row.data_error === null || row.data_error === undefined ? null : readJson<Conclusion['dataError']>(row.data_error),
+    success: row.success === null || row.success === undefined ? null : readJson<Conclusion['success']>(row.success),
+    analyzedAt: row.analyzed_at, analysisStatus: row.analysis_status, createdAt: row.created_at,
+  };
+}
+
 /** The read shape; calls recorded before the log table existed keep their JSON columns. */
 export function toCall(row: CallRow, log: CallLog | undefined): Call {
   const conclusion = row.conclusion_id && row.conclusion_outcome && row.conclusion_created_at
-    ? { id: row.conclusion_id, outcome: row.conclusion_outcome, summary: row.conclusion_summary, createdAt: row.conclusion_created_at }
+    ? toConclusion({
+        id: row.conclusion_id, call_id: row.id, outcome: row.conclusion_outcome, summary: row.conclusion_summary, data: row.conclusion_data,
+        data_error: row.conclusion_data_error, success: row.conclusion_success, analyzed_at: row.conclusion_analyzed_at,
+        analysis_status: row.conclusion_analysis_status, created_at: row.conclusion_created_at,
+      })
     : null;
+  const recording = row.recording_status === null ? null : {
+    status: row.recording_status, durationMs: Number(row.recording_duration_ms), bytes: Number(row.recording_bytes),
+    channels: row.recording_channels ?? 2, sampleRate: row.recording_sample_rate ?? 0,
+  };
   const legacy = !log || (!log.transcript.length && !log.toolInvocations.length);
   const transcript = legacy ? readJson<TranscriptEntry[]>(row.transcript) : log.transcript;
   let index = 0;
@@ -137,6 +176,7 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
     turns,
     conclusionId: row.conclusion_id,
     conclusion,
+    recording,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -145,11 +185,17 @@ export function toCall(row: CallRow, log: CallLog | undefined): Call {
 export const CALL_SORT = { createdAt: 'created_at', updatedAt: 'updated_at' };
 
 /** An organization's calls, of one assistant or agent and of one status when given, with their logs. */
-export async function listCalls(db: Executor, organizationId: string, source: { kind: Kind; sourceId: string } | null, status: CallStatus | undefined, query: PageQuery) {
+export async function listCalls(
+  db: Executor, organizationId: string, source: { kind: Kind; sourceId: string } | null, status: CallStatus | undefined, query: PageQuery, success?: boolean,
+) {
   let select = callsWithConclusion(db, organizationId);
   if (source) select = select.where('calls.kind', '=', source.kind).where('calls.assistant_id', '=', source.sourceId);
   if (status) select = select.where('calls.status', '=', status);
-  const page = await fetchPage(select, query, CALL_SORT, () => readCounter(db, callCounter(organizationId, source, status)), { table: 'calls' });
+  if (success !== undefined) select = select.where('calls.success', '=', success ? 1 : 0);
+  // Only ended calls have a verdict: their counter is the one of the verdict alone.
+  const total = success === undefined ? () => readCounter(db, callCounter(organizationId, source, status))
+    : status && status !== 'ended' ? 0 : () => readCounter(db, successCounter(organizationId, source, success));
+  const page = await fetchPage(select, query, CALL_SORT, total, { table: 'calls' });
   const logs = await loadLog(db, page.items.map((r) => r.id));
   return { ...page, items: page.items.map((row) => toCall(row, logs.get(row.id))) };
 }

@@ -72,12 +72,12 @@ export const callRecordRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/calls', {
     config: read,
-    schema: { tags, operationId: 'listCalls', summary: 'List calls (filter by assistantId, agentId, status)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
+    schema: { tags, operationId: 'listCalls', summary: 'List calls (filter by assistantId, agentId, status, success)', params: OrgParams, querystring: ListQuery, response: responses(200, PageEnvelope(Call)) },
   }, async (request) => {
-    const { assistantId, agentId, status, ...page } = request.query;
+    const { assistantId, agentId, status, success, ...page } = request.query;
     if (assistantId && agentId) throw badRequest('Filter by assistantId or by agentId, not both', [{ path: 'agentId', message: 'cannot be combined with assistantId' }]);
     const source = assistantId ? { kind: 'assistant' as const, sourceId: assistantId } : agentId ? { kind: 'agent' as const, sourceId: agentId } : null;
-    return pageBody(request, await listCalls(kysely, request.params.organizationId, source, status as CallStatus | undefined, page));
+    return pageBody(request, await listCalls(kysely, request.params.organizationId, source, status as CallStatus | undefined, page, success));
   });
 
   app.get('/calls/:callId', {

@@ -79,6 +79,8 @@ const TranscriptEntry = Type.Object({
   interrupted: Type.Optional(Type.Boolean({ description: 'Assistant: the caller spoke over it; text is what was heard' })),
   latency: Type.Optional(TurnLatency),
   endpointing: Type.Optional(Endpointing),
+  startMs: Type.Optional(Type.Integer({ minimum: 0, description: "Voice calls: where it begins in the call's audio (its recording), ms from the start: the caller's first speech of the turn, the assistant's first audio" })),
+  endMs: Type.Optional(Type.Integer({ minimum: 0, description: "Voice calls: where it ends in the call's audio: the caller's last speech of the turn, the end of what the caller heard of the assistant" })),
 }, { title: 'TranscriptEntry' });
 
 const Turn = Type.Object(
@@ -137,9 +139,45 @@ const ToolInvocation = Type.Object(
   { title: 'ToolInvocation' },
 );
 
+const DataError = Type.Object(
+  {
+    message: Type.String(),
+    errors: Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), { description: "Where the LLM's answer broke the schema" }),
+    raw: Type.String({ description: "The LLM's last answer, as it gave it" }),
+  },
+  { title: 'AnalysisDataError', description: 'The data the LLM gave did not satisfy the schema, even when asked again with the errors' },
+);
+
 export const Conclusion = Type.Object(
-  { id: Uuid, outcome: Type.String({ enum: [...OUTCOMES] }), summary: Nullable(Type.String()), createdAt: DateTime },
-  { title: 'CallConclusion' },
+  {
+    id: Uuid,
+    callId: Uuid,
+    outcome: Type.String({ enum: [...OUTCOMES] }),
+    summary: Nullable(Type.String({ description: "The analysis's summary of the call; null until it has run, or without an analysis" })),
+    data: Nullable(Type.Unknown({ description: "What the analysis extracted, valid against the assistant's structuredData schema" })),
+    dataError: Nullable(DataError),
+    success: Nullable(Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 10 }), Type.String()], {
+      description: 'The success evaluation, as its rubric says: true or false (pass_fail), 1 to 10 (score_1_10), a few words (descriptive)',
+    })),
+    analyzedAt: Nullable(DateTime),
+    analysisStatus: Nullable(Type.String({ enum: ['pending', 'done', 'failed'], description: 'The analysis: pending (due or running), done, failed (after retries); null when none was asked' })),
+    createdAt: DateTime,
+  },
+  { title: 'CallConclusion', description: 'How the call ended, and once analysed (docs/calls.md, "Analysis") what it achieved' },
+);
+export type Conclusion = Static<typeof Conclusion>;
+
+export const RECORDING_STATUSES = ['recording', 'uploading', 'ready', 'failed', 'deleted'] as const;
+
+const CallRecording = Type.Object(
+  {
+    status: Type.String({ enum: [...RECORDING_STATUSES], description: 'recording while the call runs, uploading until it is stored, then ready (GET …/recording)' }),
+    durationMs: Type.Integer({ minimum: 0 }),
+    bytes: Type.Integer({ minimum: 0, description: 'Of PCM audio (the WAV is 44 bytes more)' }),
+    channels: Type.Integer({ description: '2: the caller left, the assistant right' }),
+    sampleRate: Type.Integer({ description: "The call's own rate: 8000 for SIP and Twilio, the WebSocket call's otherwise" }),
+  },
+  { title: 'CallRecording', description: 'The call was recorded (its assistant or agent has recording.enabled); null otherwise' },
 );
 
 const RemoteReport = Type.Object(
@@ -230,6 +268,7 @@ export const Call = Type.Object(
     turns: Type.Array(Turn, { description: 'One per answered user turn, with its latency' }),
     conclusionId: Nullable(Uuid),
     conclusion: Nullable(Conclusion),
+    recording: Nullable(CallRecording),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -242,6 +281,7 @@ export const CallFilters = {
   assistantId: Type.Optional(Type.String({ format: 'uuid', description: "Only this assistant's calls" })),
   agentId: Type.Optional(Type.String({ format: 'uuid', description: "Only this agent's calls" })),
   status: Type.Optional(Type.String({ enum: [...CALL_STATUSES], description: 'Only calls in this status' })),
+  success: Type.Optional(Type.Boolean({ description: 'Only calls whose analysis judged them a success (true) or not (false): the pass_fail rubric' })),
 };
 
 export const CallParams = Type.Object({ vendorId: Uuid, organizationId: Uuid, callId: Uuid });

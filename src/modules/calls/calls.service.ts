@@ -13,6 +13,7 @@ import { LIMITS } from '../assistants/assistants.schemas.ts';
 import { findAssistantAt } from '../assistants/versions.repository.ts';
 import { pinnedAgentVersion } from '../tasks/tasks.repository.ts';
 import { enqueueEvent } from '../events/outbox.ts';
+import { scheduleAnalysis } from '../analysis/analysis.schedule.ts';
 import { appendEntries, countNewCall, countStatusChange, loadLog, refOf } from './calls.repository.ts';
 import type { CallStatus } from './calls.schemas.ts';
 import type { CallTable } from './calls.table.ts';
@@ -170,7 +171,8 @@ export async function endCall(trx: Transaction<Database>, row: LiveRow, end: Cal
   await trx.insertInto('conclusions').values({ id: conclusionId, organization_id: row.organization_id, call_id: row.id, outcome: end.outcome, summary: null, transcript, created_at: at }).execute();
   const ref = refOf(row);
   await countStatusChange(trx, ref, row.status as CallStatus, 'ended');
-  if (row.status !== 'active') return true; // it never started: no events
+  if (row.status !== 'active') return true; // it never started: no events, nothing to analyse
+  await scheduleAnalysis(trx, row.id, conclusionId, end, now);
   const event = { organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId };
   const { reason, outcome, failure } = end;
   await enqueueEvent(trx, {

@@ -44,6 +44,8 @@ export interface CallTable {
   media: Json | null;
   /** The version of the assistant or agent the call runs (a task's pin, else the current one when it started). */
   assistant_version: number | null;
+  /** The analysis's pass_fail verdict (null for other rubrics and unanalysed calls): the calls list filters by it. */
+  success: Bool | null;
   /** A placed call with voicemail detection: who answered (human, voicemail, screening, unknown); null without detection. */
   answered_by: string | null;
   /** Its detection: `{ verdict, decidedAfterMs, action, signals }`. */
@@ -75,6 +77,20 @@ export interface ConclusionTable {
   outcome: string;
   summary: string | null;
   transcript: Json;
+  /** What the analysis extracted (valid against the schema), or why it could not (`{ message, errors, raw }`). */
+  data: Json | null;
+  data_error: Json | null;
+  /** The success evaluation: a boolean, a score or words, as JSON. */
+  success: Json | null;
+  analyzed_at: Timestamp | null;
+  /** The analysis as a durable job: pending (due at analysis_next_at), running (leased), done, failed; null: none asked. */
+  analysis_status: string | null;
+  analysis_attempts: number | null;
+  analysis_next_at: Timestamp | null;
+  analysis_retry_until: Timestamp | null;
+  analysis_lease_owner: string | null;
+  analysis_lease_expires_at: Timestamp | null;
+  analysis_error: string | null;
   created_at: Timestamp;
 }
 

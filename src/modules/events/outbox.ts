@@ -15,7 +15,7 @@ export interface OutboxEvent {
   organizationId: string;
   sourceKind: 'assistant' | 'agent';
   sourceId: string;
-  type: 'call_started' | 'call_ended' | 'transcript_ready' | 'task_status_changed';
+  type: 'call_started' | 'call_ended' | 'transcript_ready' | 'task_status_changed' | 'recording_ready' | 'call_analyzed';
   payload: Record<string, unknown>;
 }
 

@@ -12,7 +12,7 @@ const LEASE = { PARLEY_CALL_LEASE_SECONDS: '1' };
 
 for (const dialect of DIALECTS) {
   describe(`calls of a process that dies (${dialect})`, () => {
-    it('a SIGKILLed process\'s ringing and active calls end as server_lost within the lease, with hooks, and the assistant can be deleted', { timeout: 60_000 }, async () => {
+    it('a SIGKILLed process\'s ringing and active calls end as server_lost within the lease, with hooks, and the assistant can be deleted', { timeout: 120_000 }, async () => {
       const t = await buildTestApp(dialect, { ...EGRESS_ENV, ...LEASE });
       const llm = await startLlmServer();
       const receiver = await startReceiver();

@@ -18,8 +18,8 @@ export interface ServiceProcess {
   base: string;
 }
 
-/** How long `parley serve` may take to answer /healthz; generous, it only fails a broken start. */
-const START_TIMEOUT_MS = 20_000;
+/** How long `parley serve` may take to answer /healthz: generous (it compiles the TypeScript on start, 20 s was too little on a machine at load 15); it only fails a broken start. */
+const START_TIMEOUT_MS = 50_000;
 /** The end of the child's stderr kept for the error message of a failed start. */
 const STDERR_TAIL = 4_000;
 

@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { ensurePrivateDir, type DatabaseConfig } from '../config.ts';
+import { changeMarkOf } from './change-mark.ts';
 import type { Database } from './schema.ts';
 import { waitingSqliteDialect, type SqliteWriter } from './sqlite-writer.ts';
 
@@ -21,9 +22,8 @@ export interface Db {
   read<Row>(query: CompiledQuery<Row>): Promise<Row[]>;
   /**
    * A number that changes whenever anyone commits a write to the database: this process's
-   * writer or another process (SQLite's `PRAGMA data_version` on the read connection, which a
-   * commit by any other connection changes; a read transaction's two `fcntl` calls, about 1 µs
-   * idle and 5-8 µs under load, the most we add to a kept GET: docs/performance.md). A value read
+   * writer or another process (SQLite's WAL-index header, read from the `-shm` file every
+   * connection shares: change-mark.ts; about 0.7 µs). A value read
    * after taking the mark is current for as long as the mark stays the same, so a hot read can be
    * kept without ever being stale (the auth epoch, GET one assistant). Absent where the database
    * cannot say so this cheaply (PostgreSQL, an in-memory SQLite): those reads run every time.
@@ -131,13 +131,14 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     // VACUUM) makes them wait, and then briefly, since that wait holds the event loop too.
     const readOnly = new SQLite(config.filename, { readonly: true, timeout: READER_BUSY_MS });
     const reader = withStatementCache(readOnly);
-    const dataVersion = readOnly.prepare('PRAGMA data_version').pluck();
+    const changeMark = changeMarkOf(config.filename, readOnly);
     return {
       kysely,
       dialect: 'sqlite',
       read: <Row>(q: CompiledQuery<Row>) => Promise.resolve(reader.prepare(q.sql).all(...q.parameters) as Row[]),
-      changeMark: () => dataVersion.get() as number,
+      changeMark: () => changeMark.read(),
       close: async () => {
+        changeMark.close();
         reader.close();
         await kysely.destroy();
       },

@@ -9,7 +9,13 @@ import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp }
 async function otherConnection(t: TestApp): Promise<{ run(sql: string, ...args: unknown[]): Promise<void>; close(): Promise<void> }> {
   if (t.database.config.dialect === 'sqlite') {
     const db = new SQLite(t.database.config.filename);
-    return { run: async (sql, ...args) => void db.prepare(sql).run(...args), close: async () => void db.close() };
+    return {
+      run: async (sql, ...args) => {
+        const statement = db.prepare(sql);
+        void (statement.reader ? statement.all(...args) : statement.run(...args));
+      },
+      close: async () => void db.close(),
+    };
   }
   const client = new pg.Client({ connectionString: t.database.url });
   await client.connect();
@@ -58,6 +64,27 @@ for (const dialect of DIALECTS) {
       assert.notEqual(second, first);
       await other.run("UPDATE assistants SET system_prompt = 'Hello.' WHERE id = ?", id);
       assert.notEqual(mark(), second);
+    });
+
+    it('the mark moves with every commit, across the WAL restarting after a checkpoint', async () => {
+      const mark = t.db.changeMark;
+      if (dialect === 'postgres') return;
+      assert.ok(mark);
+      const { id } = await created();
+      let last = mark();
+      for (let i = 0; i < 5; i++) {
+        await other.run('UPDATE assistants SET system_prompt = ? WHERE id = ?', `Prompt ${i}`, id);
+        assert.notEqual(mark(), last, `commit ${i}`);
+        last = mark();
+      }
+      // A checkpoint that empties the WAL: the next commit writes its first frames again.
+      await other.run('PRAGMA wal_checkpoint(TRUNCATE)');
+      last = mark();
+      await other.run("UPDATE assistants SET system_prompt = 'After the restart' WHERE id = ?", id);
+      assert.notEqual(mark(), last, 'the first commit after the WAL restarted');
+      last = mark();
+      await t.db.read(t.db.kysely.selectFrom('assistants').select('id').compile());
+      assert.equal(mark(), last, 'a read moved the mark');
     });
 
     it('GET one assistant shows a row another process changed or deleted, on the very next request', async () => {

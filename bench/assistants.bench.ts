@@ -17,17 +17,13 @@ import type { Dialect } from '../src/db/database.ts';
 import { bumpCounter } from '../src/db/counters.ts';
 import { buildTestApp, createApiToken, createTenant, type Tenant, type TestApp } from '../test/helpers/app.ts';
 import { toolWebhook } from '../test/helpers/fixtures.ts';
-import { latency, load, type LoadResult } from './load.ts';
+import { latency, load, median, type LoadResult } from './load.ts';
 
 const dialect = (process.env.PARLEY_BENCH_DIALECT ?? 'sqlite') as Dialect;
 const SECONDS = Number(process.env.PARLEY_BENCH_SECONDS ?? 3);
 const ROUNDS = 5;
 const CONNECTIONS = 50;
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
 async function seed(t: TestApp, tenant: Tenant, count: number) {
   const ext = JSON.stringify([{ id: crypto.randomUUID(), name: 'lookup', type: 'custom', parameters: { a: 1 } }]);
   const at = new Date().toISOString();

@@ -102,3 +102,9 @@ export async function latency(url: string, headers: Record<string, string>, coun
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
   return { p50: at(0.5), p99: at(0.99) };
 }
+
+/** The middle value (the upper one of an even count): the figure a round-based bench reports. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+}

@@ -13,12 +13,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { toolWebhook } from '../test/helpers/fixtures.ts';
-import { load, type LoadResult } from './load.ts';
+import { freePort } from '../test/helpers/service-process.ts';
+import { load, median, type LoadResult } from './load.ts';
 
 const SECONDS = Number(process.env.PARLEY_BENCH_SECONDS ?? 3);
 const ROUNDS = 5;
@@ -34,21 +34,6 @@ app.get('/bare', async (_req, reply) => reply.type('application/json').send(body
 await app.listen({ port: Number(process.env.BARE_PORT), host: '127.0.0.1' });
 process.stdout.write('listening\\n');
 `;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** CPU time (user + system) a process has used, in microseconds. */
 function cpuMicros(pid: number): number {

@@ -9,6 +9,7 @@ import { createApiToken } from '../helpers/app.ts';
 import { PARLEY } from '../helpers/cli.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { toolSchema } from '../helpers/fixtures.ts';
+import { until } from '../helpers/until.ts';
 import { startReceiver, type Receiver } from '../calls/support/receiver.ts';
 import { callRecord, startWorld, type World } from '../calls/support/world.ts';
 
@@ -117,6 +118,7 @@ for (const dialect of DIALECTS) {
   describe(`parley test, through the real CLI against a real service (${dialect})`, { timeout: 300_000 }, () => {
     let w: World;
     let tools: Receiver;
+    let hooks: Receiver;
     let dir: string;
     let env: Record<string, string>;
     let assistantId: string;
@@ -124,8 +126,10 @@ for (const dialect of DIALECTS) {
       w = await startWorld(dialect);
       w.llm.respond = script;
       tools = await startReceiver();
+      hooks = await startReceiver();
       assistantId = await w.createAssistant({
-        name: 'Order desk', systemPrompt: ORDER_DESK,
+        name: 'Order desk', systemPrompt: ORDER_DESK, systemPromptGreeting: 'Acme orders, hello.',
+        callEventHooks: ['call_started', 'call_ended', 'transcript_ready'].map((type) => ({ type, parameters: { url: `${hooks.url}/${type}`, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } })),
         extensions: [
           { type: 'tool_webhook', parameters: { name: 'lookup_order', serverUrl: tools.url, schema: toolSchema('lookup_order'), headers: { Authorization: 'Bearer real-tool-secret' } } },
           { type: 'end_call', parameters: {} },
@@ -142,6 +146,7 @@ for (const dialect of DIALECTS) {
     after(async () => {
       await w?.close();
       await tools?.close();
+      await hooks?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
@@ -156,6 +161,7 @@ for (const dialect of DIALECTS) {
       assert.match(ran.out, /lookup_order was called with .* and no mock answers it/);
       assert.match(ran.out, /FAIL {2}judged: The assistant offers a refund\.\n +No refund was offered\./);
       assert.match(ran.out, /3 tests: 2 passed, 1 failed/);
+      assert.match(ran.out, /assistant: Acme orders, hello\.\n +caller: Where is order A-17\?/, 'the caller waited for the greeting');
       assert.equal(tools.requests.length, 0, 'no request reached the real tool server');
 
       const xml = junit(join(dir, 'results.xml'));
@@ -181,6 +187,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(record.transport, { type: 'websocket', clientTools: true });
       assert.equal(record.endReason, 'assistant_ended');
       assert.equal(tools.requests.length, 0);
+      const deliveries = await w.t.db.kysely.selectFrom('webhook_deliveries').select('id').execute();
+      assert.equal(deliveries.length, 0, 'a call whose tools were mocked sends no call event hooks');
+      // The same assistant called as usual does send them: the check above can fail.
+      const { client } = await w.open(assistantId);
+      client.send({ type: 'end' });
+      await client.next('call_ended');
+      await until('the hooks of a usual call', () => w.t.db.kysely.selectFrom('webhook_deliveries').select('id').execute(), (rows) => rows.length >= 2, 20_000);
     });
 
     it('usage errors exit 2: a file that does not read, an unknown assistant, a version it does not have', async () => {

@@ -17,14 +17,14 @@ export interface Target {
 }
 
 interface Configuration {
-  greeting?: string | null;
+  systemPromptGreeting?: string | null;
   extensions?: readonly { type: string; parameters?: unknown }[];
 }
 
 function targetOf(kind: Target['kind'], id: string, configuration: Configuration): Target {
   const webhooks = new Set((configuration.extensions ?? []).filter((e) => e.type === 'tool_webhook')
     .map((e) => (e.parameters as { name?: string } | undefined)?.name).filter((n): n is string => typeof n === 'string'));
-  return { kind, id, webhooks, greets: Boolean(configuration.greeting?.trim()) };
+  return { kind, id, webhooks, greets: Boolean(configuration.systemPromptGreeting?.trim()) };
 }
 
 /**
@@ -43,13 +43,13 @@ export async function resolveTarget(org: Organization, kind: Target['kind'], nam
   if (!id) throw new ConfigError(`no ${kind} is named "${name}" in this organization`);
   if (version === null) {
     const current = kind === 'agent' ? await org.getAgent({ path: { agentId: id } }) : await org.getAssistant({ path: { assistantId: id } });
-    return targetOf(kind, id, current as Configuration);
+    return targetOf(kind, id, current);
   }
   try {
     const at = kind === 'agent'
       ? await org.getAgentVersion({ path: { agentId: id, version } })
       : await org.getAssistantVersion({ path: { assistantId: id, version } });
-    return targetOf(kind, id, at.configuration as Configuration);
+    return targetOf(kind, id, at.configuration);
   } catch (err) {
     if (err instanceof ParleyError && err.status === 404) throw new ConfigError(`the ${kind} "${name}" has no version ${version} (--version)`);
     throw err;

@@ -1,4 +1,5 @@
 import { EgressError, type EgressRequest, type EgressResponse } from '../egress/client.ts';
+import type { PacerClock } from '../voice/pacer-clock.ts';
 import type { EgressSend } from './tool-call.ts';
 
 /** What a client sends back for a tool call it answers: the response its tool server would have given. */
@@ -23,12 +24,15 @@ interface Waiting {
 export class ClientToolAnswers {
   private readonly waiting = new Map<string, Waiting>();
 
+  /** The call's timers: a tool's timeout runs on the clock the session's others do. */
+  constructor(private readonly timers: PacerClock) {}
+
   /** The EgressSend of the tool call with this id: it resolves with the client's answer. */
   sendFor(id: string): EgressSend {
     return (request: EgressRequest) => new Promise<EgressResponse>((resolve, reject) => {
       const started = performance.now();
       const done = () => {
-        clearTimeout(timer);
+        this.timers.clearTimer(timer);
         request.signal?.removeEventListener('abort', aborted);
         this.waiting.delete(id);
       };
@@ -36,10 +40,10 @@ export class ClientToolAnswers {
         done();
         reject(new EgressError('aborted', 'the call ended before the client answered'));
       };
-      const timer = setTimeout(() => {
+      const timer = this.timers.setTimer(request.timeoutMs, () => {
         done();
         reject(new EgressError('timeout', `the client did not answer within ${request.timeoutMs} ms`));
-      }, request.timeoutMs);
+      });
       if (request.signal?.aborted) return aborted();
       request.signal?.addEventListener('abort', aborted, { once: true });
       this.waiting.set(id, {

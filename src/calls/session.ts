@@ -102,7 +102,7 @@ export class CallSession {
   ) {
     this.timers = deps.timers ?? systemPacerClock;
     this.keys = new DtmfGather(this.timers, (keys) => this.keysGathered(keys));
-    this.clientTools = setup.clientTools ? new ClientToolAnswers() : null;
+    this.clientTools = setup.clientTools ? new ClientToolAnswers(this.timers) : null;
   }
 
   get callId(): string {

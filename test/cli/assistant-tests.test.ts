@@ -115,7 +115,7 @@ const junit = (file: string) => {
 };
 
 for (const dialect of DIALECTS) {
-  describe(`parley test, through the real CLI against a real service (${dialect})`, { timeout: 300_000 }, () => {
+  describe(`parley test, through the real CLI against a real service (${dialect})`, { timeout: 900_000 }, () => {
     let w: World;
     let tools: Receiver;
     let hooks: Receiver;

@@ -1,3 +1,4 @@
+import type { ClientToolAnswers } from './client-tools.ts';
 import { DTMF_OUT_PATTERN, type ControlTool, type ControlType } from './control-tools.ts';
 import { readToolArguments, recordedArguments } from './tool-arguments.ts';
 import { callToolWebhook, type EgressSend, type ToolCallContext, type ToolCallRequest, type ToolCallResult, type ToolOutcome } from './tool-call.ts';
@@ -17,6 +18,8 @@ export interface ToolDispatch {
   readonly controls: readonly ControlTool[];
   /** The transport's transfer and DTMF; undefined on transports that have neither. */
   readonly control: CallControl | undefined;
+  /** A call whose client answers its tool webhooks (`clientTools`): their requests go to it instead of their servers. */
+  readonly clientTools?: ClientToolAnswers | null;
   /** Tool requests use the call's signal (an interruption lets them finish and be recorded). */
   readonly toolContext: ToolCallContext;
   /** Says a whole sentence to the caller; resolves once it went out (on a voice call: its audio was sent). */
@@ -46,7 +49,10 @@ const unsupported = (what: string, transport: string): string =>
  */
 export async function dispatchToolCall(host: ToolDispatch, call: ToolCallRequest): Promise<DispatchResult> {
   const control = host.controls.find((c) => c.name === call.name);
-  if (!control) return callToolWebhook(host.send, host.tools.find((t) => t.name === call.name), call, host.toolContext);
+  if (!control) {
+    const send = host.clientTools ? host.clientTools.sendFor(call.id) : host.send;
+    return callToolWebhook(send, host.tools.find((t) => t.name === call.name), call, host.toolContext);
+  }
   const started = performance.now();
   const read = readToolArguments(call.arguments);
   const parameters = read.kind === 'object' ? read.value : null;

@@ -21,6 +21,8 @@ export const END_REASONS = [
 export type EndReason = (typeof END_REASONS)[number];
 
 export const MAX_USER_TEXT = 10_000;
+/** The body of a `tool_answer` frame: what a client answers for a tool (a test's mock), within the socket's frame size. */
+export const MAX_TOOL_ANSWER = 10_000;
 /** Keys a caller can press: a `dtmf` frame carries one or more of them. */
 export const DTMF_IN_PATTERN = '^[0-9*#A-D]{1,32}$';
 
@@ -33,6 +35,11 @@ export const ClientFrames = {
   dtmf: frame('dtmf', {
     digits: Type.String({ pattern: DTMF_IN_PATTERN, description: 'The keys pressed, in order: 0-9, *, #, A-D (1 to 32)' }),
   }, 'The caller pressed keys (a web phone keypad); gathered like keys on a phone call'),
+  tool_answer: frame('tool_answer', {
+    id: Type.String({ minLength: 1, maxLength: 200, description: 'The id of the tool_call frame it answers' }),
+    status: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, description: 'The HTTP status the tool server would have answered; default 200 (not 2xx: the LLM gets the generic failure string)' })),
+    body: Type.String({ maxLength: MAX_TOOL_ANSWER, description: 'The response body the tool server would have answered: what the LLM gets as the tool result' }),
+  }, 'Calls started with clientTools: the answer to a tool webhook\'s tool_call, in place of its server (parley test mocks tools this way)'),
 } as const;
 
 export const ServerFrames = {

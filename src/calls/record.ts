@@ -111,6 +111,8 @@ export interface CallSetup {
   organizationId?: string;
   /** Who serves each turn, kept as the call runs and written on its record (prepareCall gives every call one). */
   ledger?: ProviderLedger;
+  /** The client answers the tool webhooks (a call started with `clientTools`: tests that mock tools); absent means their servers do. */
+  clientTools?: boolean;
 }
 
 export interface SessionLimits {

@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { ClientToolAnswers, type ClientToolAnswer } from './client-tools.ts';
 import { offeredControls, type ControlTool } from './control-tools.ts';
 import type { DispatchResult } from './dispatch.ts';
 import { systemPacerClock, type PacerClock } from '../voice/pacer-clock.ts';
@@ -76,6 +77,8 @@ export class CallSession {
   private answering: { utterance: Utterance; write: { delta(text: string): void; end(): void } } | null = null;
   private readonly keys: DtmfGather;
   private readonly timers: PacerClock;
+  /** A call whose client answers its tool webhooks: the tool calls waiting for its tool_answer frames. */
+  private readonly clientTools: ClientToolAnswers | null;
   /** Voice: an answer begun before the caller's turn was confirmed, with the history length it was begun on. */
   private speculation: { answer: Speculation; historyLength: number } | null = null;
   /** Voice: the spoken turn being answered, until its first audio frame went out. */
@@ -99,6 +102,7 @@ export class CallSession {
   ) {
     this.timers = deps.timers ?? systemPacerClock;
     this.keys = new DtmfGather(this.timers, (keys) => this.keysGathered(keys));
+    this.clientTools = setup.clientTools ? new ClientToolAnswers(this.timers) : null;
   }
 
   get callId(): string {
@@ -211,6 +215,14 @@ export class CallSession {
       played: (id, heard, interrupted) => this.played(id, heard, interrupted),
       failed: (failure) => void this.fail(failure),
     };
+  }
+
+  /** A `tool_answer` frame: the client's answer to one of this call's tool webhooks; refused (an error frame) when none waits for it. */
+  toolAnswer(answer: ClientToolAnswer): void {
+    if (this.ending) return;
+    this.touch();
+    if (!this.clientTools) return this.emit({ type: 'error', message: 'This call\'s tools are answered by their servers: start the call with "clientTools" to answer them' });
+    if (!this.clientTools.answer(answer)) this.emit({ type: 'error', message: `No tool call ${answer.id.slice(0, 64)} is waiting for an answer` });
   }
 
   userMessage(text: string, endedAt = performance.now()): void {
@@ -393,6 +405,7 @@ export class CallSession {
   private toolHost(): ToolHost {
     return {
       send: this.deps.send,
+      clientTools: this.clientTools,
       tools: this.setup.tools,
       controls: this.setup.controls,
       control: this.transport?.control,

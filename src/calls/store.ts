@@ -37,6 +37,8 @@ export interface NewCall {
   traceId: string;
   transport: TransportInfo;
   taskId?: string | null;
+  /** The version of the assistant to run (a call started to try it); absent runs the task's pin, else the current one. */
+  version?: number | null;
   audio?: CallAudio | null;
   /** A SIP call: the credentials it goes through (it counts against their maxAgentTasks). */
   sipCredentialId?: string | null;

@@ -6,6 +6,7 @@ import { environmentCommand } from './environment.ts';
 import { EXIT, describeError, type CliIo, type Outcome } from './io.ts';
 import { migrateCommand, serveCommand, workerCommand } from './service.ts';
 import { setupCommand } from './setup.ts';
+import { testCommand } from './test/command.ts';
 import { tokenCommand } from './token.ts';
 
 /** package.json sits two folders up from src/cli/ and from dist/cli/ alike. */
@@ -32,9 +33,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Outcom
       writeErr: (text) => io.stderr.write(text),
     })
     .showHelpAfterError('(parley --help lists the commands; parley <command> --help shows one)')
+    // `parley test --version 3` is the test command's flag, not the program's -v/--version.
+    .enablePositionalOptions()
     .exitOverride()
     .addHelpText('after', '\nStart here: docs/getting-started.md. Environment variables: parley help environment.');
-  for (const make of [serveCommand, workerCommand, migrateCommand, doctorCommand, setupCommand, chatCommand, tokenCommand, environmentCommand]) {
+  for (const make of [serveCommand, workerCommand, migrateCommand, doctorCommand, setupCommand, chatCommand, testCommand, tokenCommand, environmentCommand]) {
     program.addCommand(make(io, done));
   }
   for (const command of program.commands) {

@@ -19,7 +19,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 // Routes that would reach out of the machine (a SIP REGISTER to a generated host, a tool webhook
 // test to a configured URL) or upgrade to WebSocket.
-const SKIP = [/\/validate$/, /\/ws$/, /\/extensions\/\{extensionId\}\/test$/];
+const SKIP = [/\/validate$/, /\/ws$/, /\/extensions\/\{extensionId\}\/test$/, /\/assistant-tests\//];
 const STATE_TABLES_EXCLUDED = new Set(['counters', 'rate_limit_windows', 'idempotency_keys', 'parley_migrations', 'settings']);
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 

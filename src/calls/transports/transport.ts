@@ -6,7 +6,7 @@ import type { ServerFrame } from '../frames.ts';
  * caller who withheld theirs is `anonymous`.
  */
 export type TransportInfo =
-  | { type: 'websocket' }
+  | { type: 'websocket'; clientTools?: true }
   | { type: 'sip'; calledNumber: string; callingNumber: string; callingNumberRaw?: string };
 
 /**

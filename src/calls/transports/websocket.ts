@@ -4,7 +4,8 @@ import { parseClientFrame, type ClientFrame, type ServerFrame } from '../frames.
 import type { AudioLink } from '../voice/link.ts';
 import type { CallTransport, TransportInfo } from './transport.ts';
 
-export const websocketTransportInfo = (): TransportInfo => ({ type: 'websocket' });
+/** A WebSocket call; `clientTools` when its client answers its tool webhooks (the record shows it; tool webhooks never see it). */
+export const websocketTransportInfo = (clientTools = false): TransportInfo => ({ type: 'websocket', ...(clientTools ? { clientTools: true as const } : {}) });
 
 /** Output a client has not read yet; past it the client is not keeping up and is cut off. */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;

@@ -57,6 +57,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
         ...(llm ? { llm } : {}),
         failure,
         voicemailDetection: call.kind === 'agent' ? voicemailDetectionOf(extensions, source.name, values) : null,
+        ...(call.transport.type === 'websocket' && call.transport.clientTools ? { clientTools: true } : {}),
       };
     },
   };

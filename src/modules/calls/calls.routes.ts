@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { TWILIO_AUDIO } from '../../calls/transports/twilio.ts';
 import { websocketTransportInfo } from '../../calls/transports/websocket.ts';
 import { Envelope, PageEnvelope, envelope, responses, sendCreated } from '../../http/envelope.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { badRequest, forbidden, notFound } from '../../http/errors.ts';
 import { listQuery, pageBody } from '../../http/pagination.ts';
 import { websocketBase } from '../../http/public-url.ts';
 import { OrgParams, Uuid, orgPath } from '../../http/schemas.ts';
@@ -24,6 +25,18 @@ function audioFor(body: CallStart): CallStart['audio'] | null {
     throw badRequest('Twilio Media Streams carry mu-law at 8000 Hz', [{ path: 'audio', message: 'must be left out, or be { "encoding": "mulaw", "sampleRate": 8000 }, with protocol twilio' }]);
   }
   return { encoding: TWILIO_AUDIO.encoding, sampleRate: TWILIO_AUDIO.sampleRate };
+}
+
+/**
+ * A call whose client answers its tools (a test's mocks) makes the assistant say what the client
+ * wants its tools to have said: only a token that may change the assistant may start one.
+ */
+function checkClientTools(request: FastifyRequest, body: CallStart, kind: Kind): void {
+  if (!body.clientTools) return;
+  if (body.protocol === 'twilio') throw badRequest('A Twilio Media Streams call cannot answer tools', [{ path: 'clientTools', message: 'cannot be used with protocol twilio' }]);
+  const permission = `${kind === 'agent' ? 'agents' : 'assistants'}:write` as const;
+  const { principal } = request;
+  if (principal?.kind === 'token' && !principal.permissions.has(permission)) throw forbidden(`Missing permission ${permission} (clientTools answers the ${kind}'s tools)`);
 }
 
 export interface CallStartOptions {
@@ -54,9 +67,10 @@ export const callStartRoutes: FastifyPluginAsyncTypebox<CallStartOptions> = asyn
   }, async (request, reply) => {
     const params = request.params as Record<string, string>;
     const organizationId = params.organizationId ?? '';
+    checkClientTools(request, request.body, kind);
     const call = await createCall(deps, {
-      kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {},
-      traceId: request.id, transport: websocketTransportInfo(), audio: audioFor(request.body),
+      kind, organizationId, sourceId: params[idParam] ?? '', userValues: request.body.userValues ?? {}, version: request.body.version ?? null,
+      traceId: request.id, transport: websocketTransportInfo(request.body.clientTools === true), audio: audioFor(request.body),
     });
     const path = request.body.protocol === 'twilio' ? mediaStreamPath(call.id, call.token) : `/api/v1/calls/${call.id}/ws?token=${call.token}`;
     const websocketUrl = `${websocketBase(deps.ctx.config.publicUrl, request)}${path}`;

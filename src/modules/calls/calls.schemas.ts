@@ -36,6 +36,16 @@ export const CallStart = Type.Object(
       maxProperties: 100,
       description: 'Fill {{name}} placeholders in the prompt and greeting; values that are not strings are written as JSON',
     })),
+    version: Type.Optional(Type.Integer({
+      minimum: 1,
+      description: 'Run this version of the assistant or agent (…/versions/{n}) instead of the current one, to try it before restoring it; ' +
+        'a version it does not have is a 400 naming version',
+    })),
+    clientTools: Type.Optional(Type.Boolean({
+      description: 'The client answers the tool webhooks itself (a tool_answer frame for each tool_call) and no request reaches their servers: ' +
+        'for tests that mock tools (parley test). Needs assistants:write (agents:write for an agent) besides calls:write; not with protocol twilio. ' +
+        'The call sends no call event hooks (docs/testing-assistants.md)',
+    })),
   },
   { additionalProperties: false, title: 'CallStart', examples: [{ userValues: { firstName: 'Ada', orderCount: 3 } }, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } }, { protocol: 'twilio' }] },
 );
@@ -67,6 +77,7 @@ const Transport = Type.Object(
     calledNumber: Type.Optional(Type.String()),
     callingNumber: Type.Optional(Type.String({ description: 'E.164 when it reads as a number (bare digits as international, like calledNumber), else as sent; `anonymous` when withheld' })),
     callingNumberRaw: Type.Optional(Type.String({ description: 'What the trunk (or Twilio) sent, when callingNumber is a reading of it (bare digits read as international). Not in tool webhook requests' })),
+    clientTools: Type.Optional(Type.Boolean({ description: 'A call started with clientTools: its client answered its tool webhooks (a test). Not in tool webhook requests' })),
   },
   { title: 'CallTransport' },
 );

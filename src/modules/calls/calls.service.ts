@@ -8,7 +8,8 @@ import type { Context } from '../../context.ts';
 import { lockFor } from '../../db/claim-lock.ts';
 import type { Database } from '../../db/schema.ts';
 import { readJson } from '../../db/values.ts';
-import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { badRequest, conflict, notFound, type AppError } from '../../http/errors.ts';
+import { findAssistant } from '../assistants/assistants.repository.ts';
 import { LIMITS } from '../assistants/assistants.schemas.ts';
 import { findAssistantAt } from '../assistants/versions.repository.ts';
 import { pinnedAgentVersion } from '../tasks/tasks.repository.ts';
@@ -73,6 +74,15 @@ export async function insertLiveCall(trx: Transaction<Database>, deps: CallDeps,
   return row;
 }
 
+/** Why a call has no assistant to run: none (404), a version it was asked for that it lacks (400 naming version), a task's pin gone (404). */
+async function missingSource(trx: Transaction<Database>, call: NewCall, pinned: number | null): Promise<AppError> {
+  const name = call.kind === 'agent' ? 'Agent' : 'Assistant';
+  if (pinned === null) return notFound(name);
+  if (call.taskId) return notFound(`Version ${pinned} of the agent (pinned by the task)`);
+  if (!(await findAssistant(trx, call.kind, call.organizationId, call.sourceId))) return notFound(name);
+  return badRequest('No such version', [{ path: 'version', message: `the ${call.kind} has no version ${pinned} (GET …/versions lists those kept)` }]);
+}
+
 type Opening = Pick<CallTable, 'token_hash' | 'token_expires_at' | 'started_at'> & { status: CallStatus };
 
 /**
@@ -88,9 +98,9 @@ async function insertCall(trx: Transaction<Database>, deps: CallDeps, call: NewC
   const at = now.toISOString();
   const id = crypto.randomUUID();
   await lockFor(trx, ctx.db.dialect, `calls:${call.organizationId}`);
-  const pinned = call.taskId ? await pinnedAgentVersion(trx, call.taskId) : null;
+  const pinned = call.taskId ? await pinnedAgentVersion(trx, call.taskId) : (call.version ?? null);
   const source = await findAssistantAt(trx, call.kind, call.organizationId, call.sourceId, pinned);
-  if (!source) throw notFound(pinned === null ? (call.kind === 'agent' ? 'Agent' : 'Assistant') : `Version ${pinned} of the agent (pinned by the task)`);
+  if (!source) throw await missingSource(trx, call, pinned);
   checkExpansion(source, call.userValues);
   const live = await trx.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n'))
     .where('organization_id', '=', call.organizationId).where('status', 'in', ['ringing', 'active']).executeTakeFirstOrThrow();
@@ -111,8 +121,19 @@ async function insertCall(trx: Transaction<Database>, deps: CallDeps, call: NewC
   return id;
 }
 
+/**
+ * A call whose client answered its tools (a test with mocks) sends no call event hooks: its
+ * transcript holds tool results that no tool server gave, which a receiver (a CRM) must not take
+ * for a real call's.
+ */
+function sendsEvents(row: Pick<Selectable<CallTable>, 'transport'>): boolean {
+  const transport = readJson<TransportInfo>(row.transport);
+  return !(transport.type === 'websocket' && transport.clientTools);
+}
+
 /** call_started goes out when a call connects: its WebSocket with the token, a SIP call once answered. */
 async function enqueueCallStarted(trx: Transaction<Database>, row: Selectable<CallTable>, now: Date): Promise<void> {
+  if (!sendsEvents(row)) return;
   const ref = refOf(row);
   await enqueueEvent(trx, {
     organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId, type: 'call_started',
@@ -149,7 +170,7 @@ export async function connectCall(deps: CallDeps, callId: string, token: string)
   });
 }
 
-type LiveRow = Pick<Selectable<CallTable>, 'id' | 'organization_id' | 'kind' | 'assistant_id' | 'status' | 'started_at' | 'answered_by'>;
+type LiveRow = Pick<Selectable<CallTable>, 'id' | 'organization_id' | 'kind' | 'assistant_id' | 'status' | 'started_at' | 'answered_by' | 'transport'>;
 
 /**
  * Ends a call that is still in the status it was read in: its conclusion, its status, its
@@ -171,7 +192,7 @@ export async function endCall(trx: Transaction<Database>, row: LiveRow, end: Cal
   await trx.insertInto('conclusions').values({ id: conclusionId, organization_id: row.organization_id, call_id: row.id, outcome: end.outcome, summary: null, transcript, created_at: at }).execute();
   const ref = refOf(row);
   await countStatusChange(trx, ref, row.status as CallStatus, 'ended');
-  if (row.status !== 'active') return true; // it never started: no events, nothing to analyse
+  if (row.status !== 'active' || !sendsEvents(row)) return true; // it never started, or was a test: no events, nothing to analyse
   await scheduleAnalysis(trx, row.id, conclusionId, end, now);
   const event = { organizationId: ref.organizationId, sourceKind: ref.kind, sourceId: ref.sourceId };
   const { reason, outcome, failure } = end;
@@ -198,7 +219,7 @@ export function callRecorder(deps: CallDeps, callId: string): CallRecorder {
     },
     async finish(end) {
       await kysely.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at', 'answered_by'])
+        const row = await trx.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at', 'answered_by', 'transport'])
           .where('id', '=', callId).where('status', '=', 'active').executeTakeFirst();
         if (row) await endCall(trx, row, end, deps.ctx.clock.now());
       });

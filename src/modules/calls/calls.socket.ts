@@ -30,6 +30,7 @@ export const callSocketRoutes: FastifyPluginAsyncTypebox<{ connector: CallConnec
       frame: (frame) => {
         if (frame.type === 'end') void session.end('client_ended');
         else if (frame.type === 'dtmf') for (const key of frame.digits) session.dtmf(key);
+        else if (frame.type === 'tool_answer') session.toolAnswer(frame);
         else session.userMessage(frame.text);
       },
       closed: () => void session.end('client_disconnected'),

@@ -17,7 +17,7 @@ export function callsSweep(ctx: Context): Sweep {
     everyMs: Math.min(5_000, ctx.config.callLeaseMs / 2),
     async run(now) {
       const at = now.toISOString();
-      const stale = await kysely.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at', 'answered_by', 'token_expires_at', 'lease_expires_at'])
+      const stale = await kysely.selectFrom('calls').select(['id', 'organization_id', 'kind', 'assistant_id', 'status', 'started_at', 'answered_by', 'transport', 'token_expires_at', 'lease_expires_at'])
         .where((eb) => eb.or([
           eb.and([eb('status', '=', 'ringing'), eb('token_expires_at', '<=', at)]),
           eb.and([eb('status', 'in', ['ringing', 'active']), eb('lease_expires_at', '<', at)]),

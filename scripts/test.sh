@@ -21,4 +21,6 @@ if [[ "$PARLEY_TEST_DIALECTS" == *postgres* && -z "${PARLEY_TEST_PG_URL:-}" ]]; 
 fi
 
 if [[ $# -gt 0 ]]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
-node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-2}" --test-reporter=spec "${files[@]}"
+# --test-force-exit: a test file whose tests are done exits even if a failed test left a server or
+# socket open; without it that file's process waits forever and the suite with it.
+node --import tsx --test --test-force-exit --test-concurrency="${TEST_CONCURRENCY:-2}" --test-reporter=spec "${files[@]}"

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_TOKEN, buildTestApp, createTenant } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { freePort, kill, startService } from '../helpers/service-process.ts';
+import { freePort, kill, startService, type ServiceProcess } from '../helpers/service-process.ts';
 import { EGRESS_ENV, WHSEC, startReceiver } from '../events/support.ts';
 import { connect } from './support/client.ts';
 import { startLlmServer } from './support/llm-server.ts';
@@ -17,11 +17,13 @@ for (const dialect of DIALECTS) {
       const llm = await startLlmServer();
       const receiver = await startReceiver();
       const port = await freePort();
-      const service = await startService({
-        ...EGRESS_ENV, ...LEASE, PORT: String(port), DATABASE_URL: t.database.url, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
-        PARLEY_SECRET_KEY: t.config.secretKey.toString('base64'), OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test',
-      });
+      let service: ServiceProcess | undefined;
       try {
+        service = await startService({
+          ...EGRESS_ENV, ...LEASE, PORT: String(port), DATABASE_URL: t.database.url, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
+          PARLEY_SECRET_KEY: t.config.secretKey.toString('base64'), OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test',
+        });
+        const { base, child } = service;
         const a = await createTenant(t);
         const hooks = ['call_ended', 'transcript_ready'].map((type) => ({ type, parameters: { url: `${receiver.url}/${type}`, secret: WHSEC } }));
         const created = await t.call('POST', `${a.orgPath}/assistants`, { body: { name: 'Desk', systemPromptGreeting: 'Hello!', callEventHooks: hooks } });
@@ -29,7 +31,7 @@ for (const dialect of DIALECTS) {
         const assistant = created.headers.location as string;
         // Two calls held by the other process: one never connected (ringing), one in progress (active).
         const start = async () => {
-          const res = await fetch(`${service.base}${assistant}/calls`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+          const res = await fetch(`${base}${assistant}/calls`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
           assert.equal(res.status, 201);
           return ((await res.json()) as { data: { id: string; websocketUrl: string } }).data;
         };
@@ -43,7 +45,7 @@ for (const dialect of DIALECTS) {
         const entries = () => t.db.kysely.selectFrom('call_entries').select('seq').where('call_id', '=', active.id).execute();
         while ((await entries()).length < 3) await sleep(20);
 
-        await kill(service.child);
+        await kill(child);
         assert.equal((await t.call('DELETE', assistant)).statusCode, 409, 'its calls still look live');
 
         // This process's runner sweeps: within the lease (1 s) plus a sweep, both calls end.
@@ -70,7 +72,8 @@ for (const dialect of DIALECTS) {
         assert.equal((await t.call('DELETE', assistant)).statusCode, 200, 'nothing live blocks the delete any more');
         client.close();
       } finally {
-        await kill(service.child);
+        // Whatever failed, the start included: a server left open would keep this file's process alive.
+        if (service) await kill(service.child);
         await receiver.close();
         await llm.close();
         await t.close();

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { Command } from 'commander';
-import { fileNames, secretPrefix, withPlaceholders, type Doc } from './ascode/documents.ts';
+import { byText, fileNames, secretPrefix, withPlaceholders, type Doc } from './ascode/documents.ts';
 import { writeFolder, writeLock, type LocalFile, type Lock } from './ascode/folder.ts';
 import { KINDS, type KindName } from './ascode/kinds.ts';
 import { readRemotes } from './ascode/plan.ts';
@@ -13,7 +13,7 @@ import type { CliIo, Outcome } from './io.ts';
  * `${PARLEY_SECRET_…}` placeholders; and the lock file push checks the service against.
  */
 export function pullCommand(io: CliIo, done: (outcome: Outcome) => void): Command {
-  return scopedCommand('pull', 'read permissions')
+  return scopedCommand('pull', 'the read permissions (a viewer token)')
     .summary('write the organization\'s configuration as YAML files (docs/as-code.md)')
     .description('Write the organization\'s strategies, SIP credentials, SIP numbers, assistants and agents to <dir>, one YAML file each, and the lock file push checks against.\nSecrets are never written: each is a ${PARLEY_SECRET_…} placeholder that push fills from the environment. Files of resources gone from the service are removed. See docs/as-code.md.')
     .action(async (dir: string, options: ScopeOptions) => {
@@ -39,7 +39,7 @@ export function pullCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
           lock.resources[`${kind.folder}/${base}.yaml`] = { id: remote.id, updatedAt: remote.updatedAt };
         }
       }
-      files.sort((a, b) => a.file.localeCompare(b.file));
+      files.sort((a, b) => byText(a.file, b.file));
       mkdirSync(dir, { recursive: true });
       writeFolder(dir, files);
       writeLock(dir, lock);

@@ -28,7 +28,7 @@ async function compare(io: CliIo, dir: string, options: PushOptions, command: st
 
 /** `parley diff <dir>`: what push would change, resource by resource and field by field. */
 export function diffCommand(io: CliIo, done: (outcome: Outcome) => void): Command {
-  return scopedCommand('diff', 'read permissions')
+  return scopedCommand('diff', 'the read permissions (a viewer token)')
     .summary('print what push would change, field by field')
     .description('Compare <dir> with the organization on the service and print what push would do: + create, ~ update (each field: old → new), - delete (with --prune), ? a resource no file names.\nSecrets are not compared (the service never shows them). Exits 0 whether or not there are changes. See docs/as-code.md.')
     .option('--prune', 'show the deletes push --prune would make')
@@ -43,7 +43,7 @@ export function diffCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
 
 /** `parley push <dir>`: the service made like the folder; refused when the service changed since the last pull. */
 export function pushCommand(io: CliIo, done: (outcome: Outcome) => void): Command {
-  return scopedCommand('push', 'write permissions')
+  return scopedCommand('push', 'the write permissions (an editor token)')
     .summary('apply the YAML files to the organization (create, update, --prune deletes)')
     .description(`Make the organization like <dir>: create what is new, update what differs (nothing is sent for a resource that does not), and with --prune delete what no file names.\nRefused (exit 1, nothing changed) when a resource it would write changed on the service since the last pull (${LOCK_FILE}), unless --force; the lock is updated after the push.\nSecrets come from the environment variables their placeholders name. Exit codes: 0 done or nothing to do, 1 refused or failed, 2 usage. See docs/as-code.md.`)
     .option('--prune', 'delete the resources of the organization that no file names')

@@ -5,7 +5,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { createParley } from '@parley/sdk';
+import { runCli } from '../../src/cli/program.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { ADMIN_TOKEN, buildTestApp, createApiToken, createTenant, type TestApp, type Tenant } from '../helpers/app.ts';
 import { PARLEY } from '../helpers/cli.ts';
@@ -40,6 +42,33 @@ function everything(dir: string): string {
 }
 
 const edit = (path: string, from: string | RegExp, to: string) => writeFileSync(path, readFileSync(path, 'utf8').replace(from, to));
+
+describe('parley pull, diff and push: the command line', () => {
+  it('parley --help lists them, each answers --help, and each needs the organization', async () => {
+    const run = async (argv: string[]) => {
+      const stdout = new PassThrough();
+      let out = '';
+      stdout.on('data', (c: Buffer) => (out += c.toString()));
+      const stderr = new PassThrough();
+      let err = '';
+      stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await runCli(argv, { stdout, stderr, stdin: new PassThrough(), env: { PARLEY_TOKEN: 'prl_x' } });
+      return { code, out, err };
+    };
+    const help = await run(['--help']);
+    for (const command of ['pull', 'diff', 'push']) {
+      assert.match(help.out, new RegExp(`\\n  ${command} \\[options\\] <dir>`), command);
+      const one = await run([command, '--help']);
+      assert.equal(one.code, 0);
+      assert.match(one.out, new RegExp(`^Usage: parley ${command} \\[options\\] <dir>`));
+      assert.match(one.out, /docs\/as-code\.md/);
+      const scope = await run([command, 'somewhere']);
+      assert.equal(scope.code, 1);
+      assert.match(scope.err, /set PARLEY_VENDOR and PARLEY_ORGANIZATION/);
+    }
+    assert.match((await run(['push', '--help'])).out, /--prune[\s\S]*--force/);
+  });
+});
 
 for (const dialect of DIALECTS) {
   describe(`parley pull, diff and push (${dialect})`, () => {

@@ -14,6 +14,9 @@ export function placeholderName(value: Json): string | null {
   return typeof value === 'string' ? (PLACEHOLDER.exec(value)?.[1] ?? null) : null;
 }
 
+/** Code-point order: the same on every machine, whatever its locale. */
+export const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 const isObject = (value: Json | undefined): value is { [key: string]: Json } => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A file name from a resource's name: lower case ASCII words joined by `-`, at most 60 characters. */
@@ -26,7 +29,7 @@ export function slug(name: string, fallback: string): string {
 export function fileNames<T extends { id: string; name: string; createdAt: string }>(items: readonly T[], fallback: string): Map<string, string> {
   const taken = new Set<string>();
   const names = new Map<string, string>();
-  const ordered = [...items].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  const ordered = [...items].sort((a, b) => byText(a.createdAt, b.createdAt) || byText(a.id, b.id));
   for (const item of ordered) {
     const base = slug(item.name, fallback);
     let name = base;
@@ -84,10 +87,16 @@ export function fillPlaceholders(value: Json, env: Record<string, string | undef
   return value;
 }
 
-/** Keys sorted at every level below the top (whose order each kind fixes), so a file reads the same on every pull. */
+const FIRST = ['type', 'name'];
+const keyOrder = (a: string, b: string) => (FIRST.includes(b) ? 1 : 0) - (FIRST.includes(a) ? 1 : 0) || FIRST.indexOf(a) - FIRST.indexOf(b) || byText(a, b);
+
+/**
+ * Keys in one order at every level below the top (whose order each kind fixes), so a file reads
+ * the same on every pull: `type` and `name` first (what an extension or hook is), then A to Z.
+ */
 export function sortedKeys(value: Json): Json {
   if (Array.isArray(value)) return value.map(sortedKeys);
-  if (isObject(value)) return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys(value[k] as Json)]));
+  if (isObject(value)) return Object.fromEntries(Object.keys(value).sort(keyOrder).map((k) => [k, sortedKeys(value[k] as Json)]));
   return value;
 }
 

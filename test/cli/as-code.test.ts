@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,12 +10,13 @@ import { createParley } from '@parley/sdk';
 import { runCli } from '../../src/cli/program.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { ADMIN_TOKEN, buildTestApp, createApiToken, createTenant, type TestApp, type Tenant } from '../helpers/app.ts';
-import { PARLEY } from '../helpers/cli.ts';
 import { hook, strategyBody, toolWebhook } from '../helpers/fixtures.ts';
 
 /** The values that must never reach the disk. */
 const SECRETS = { header: 'Bearer tool-secret-7f3a9c', hook: 'whsec_hooksecret_5d1e2b8c0a7f', sip: 'sip-password-9c2e4a' };
-const CLI_TIMEOUT_MS = 60_000;
+/** One command's run; a slow start at load 14 took 7 s. */
+const CLI_TIMEOUT_MS = 90_000;
+
 
 interface Ran {
   code: number | null;
@@ -23,10 +24,15 @@ interface Ran {
   err: string;
 }
 
-/** The real `parley` process, with only the environment given (and PATH). */
+/**
+ * The real `parley` process as users run it (bin/parley.js, the built dist/: scripts/test.sh
+ * builds it first; it starts in half the time of the TypeScript sources through tsx), with only
+ * the environment given (and PATH).
+ */
 function parley(argv: string[], env: Record<string, string>): Promise<Ran> {
+  assert.ok(existsSync('dist/cli.js'), 'dist/ is built (scripts/test.sh runs npm run build first)');
   return new Promise((resolve) => {
-    execFile(process.execPath, [...PARLEY, ...argv], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: CLI_TIMEOUT_MS }, (error, out, err) => {
+    execFile(process.execPath, ['bin/parley.js', ...argv], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: CLI_TIMEOUT_MS }, (error, out, err) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out, err });
     });
   });
@@ -44,7 +50,7 @@ function everything(dir: string): string {
 const edit = (path: string, from: string | RegExp, to: string) => writeFileSync(path, readFileSync(path, 'utf8').replace(from, to));
 
 describe('parley pull, diff and push: the command line', () => {
-  it('parley --help lists them, each answers --help, and each needs the organization', async () => {
+  it('parley --help lists them, each answers --help, and each needs the organization', { timeout: 60_000 }, async () => {
     const run = async (argv: string[]) => {
       const stdout = new PassThrough();
       let out = '';
@@ -71,7 +77,7 @@ describe('parley pull, diff and push: the command line', () => {
 });
 
 for (const dialect of DIALECTS) {
-  describe(`parley pull, diff and push (${dialect})`, () => {
+  describe(`parley pull, diff and push (${dialect})`, { timeout: 20 * CLI_TIMEOUT_MS }, () => {
     let t: TestApp;
     let tenant: Tenant;
     let env: Record<string, string>;
@@ -106,16 +112,17 @@ for (const dialect of DIALECTS) {
       await org.createAssistant({ body: { name: 'Order Desk', systemPrompt: 'The other one.' } });
       await org.createAgent({ body: { name: 'Outbound', systemPrompt: 'Call people.' } });
       dir = mkdtempSync(join(tmpdir(), 'parley-as-code-'));
-    });
+    }, { timeout: 120_000 });
     after(async () => {
       await t.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('pull writes one file per resource, references by name, placeholders for every secret, and the lock', async () => {
-      const ran = await parley(['pull', dir], env);
-      assert.equal(ran.code, 0, ran.err);
-      assert.match(ran.out, /pulled 1 strategies, 1 sip-credentials, 1 sip-numbers, 2 assistants, 1 agents/);
+    it('pull → edit → diff → push → a second push changes nothing; a change on the service is refused, --force overrides; --prune deletes; no secret on disk', { timeout: 16 * CLI_TIMEOUT_MS }, async () => {
+      // pull writes one file per resource, references by name, placeholders for every secret, and the lock.
+      const pulled = await parley(['pull', dir], env);
+      assert.equal(pulled.code, 0, pulled.err);
+      assert.match(pulled.out, /pulled 1 strategies, 1 sip-credentials, 1 sip-numbers, 2 assistants, 1 agents/);
       for (const file of ['strategies/warm-voice.yaml', 'sip-credentials/trunk-a.yaml', 'sip-numbers/sales-line.yaml', 'assistants/order-desk.yaml', 'assistants/order-desk-2.yaml', 'agents/outbound.yaml', '.parley-lock.yaml']) {
         assert.ok(existsSync(join(dir, file)), file);
       }
@@ -143,27 +150,26 @@ for (const dialect of DIALECTS) {
       } finally {
         rmSync(again, { recursive: true, force: true });
       }
-    });
 
-    it('diff after a pull shows nothing; after an edit, the field: old → new', async () => {
+      // diff after a pull shows nothing; after an edit, the field: old → new.
       const clean = await parley(['diff', dir], env);
       assert.equal(clean.code, 0, clean.err);
       assert.equal(clean.out, 'diff: 0 to create, 0 to update, 0 to delete, 6 unchanged\n');
       edit(join(dir, 'assistants/order-desk.yaml'), /^systemPrompt: .*$/m, 'systemPrompt: Be brief and kind.');
-      const ran = await parley(['diff', dir], env);
-      assert.equal(ran.code, 0, ran.err);
-      assert.equal(ran.out, '~ assistants/order-desk.yaml: update\n    systemPrompt: "Be brief." → "Be brief and kind."\ndiff: 0 to create, 1 to update, 0 to delete, 5 unchanged\n');
-    });
+      const edited = await parley(['diff', dir], env);
+      assert.equal(edited.code, 0, edited.err);
+      assert.equal(edited.out, '~ assistants/order-desk.yaml: update\n    systemPrompt: "Be brief." → "Be brief and kind."\ndiff: 0 to create, 1 to update, 0 to delete, 5 unchanged\n');
 
-    it('push needs every placeholder\'s variable, naming it and its file; then applies the edit as one version, and a second push changes nothing', async () => {
+      // push needs every placeholder's variable, naming it and its file; then applies the edit as
+      // one version, and a second push changes nothing.
       const missing = await parley(['push', dir], env);
       assert.equal(missing.code, 1);
       assert.match(missing.err, /PARLEY_SECRET_ASSISTANT_ORDER_DESK_CALLEVENTHOOKS_CALL_ENDED_PARAMETERS_SECRET \(assistants\/order-desk\.yaml\)/);
       assert.equal((await org.getAssistant({ path: { assistantId } })).systemPrompt, 'Be brief.', 'nothing changed');
 
-      const ran = await parley(['push', dir], { ...env, ...secretEnv });
-      assert.equal(ran.code, 0, ran.err);
-      assert.match(ran.out, /^updated assistants\/order-desk\.yaml: systemPrompt$/m);
+      const pushed = await parley(['push', dir], { ...env, ...secretEnv });
+      assert.equal(pushed.code, 0, pushed.err);
+      assert.match(pushed.out, /^updated assistants\/order-desk\.yaml: systemPrompt$/m);
       const after1 = await org.getAssistant({ path: { assistantId } });
       assert.equal(after1.systemPrompt, 'Be brief and kind.');
       const versions = await org.listAssistantVersions({ path: { assistantId } });
@@ -175,9 +181,8 @@ for (const dialect of DIALECTS) {
       assert.equal(second.out, 'push: nothing to do\n');
       assert.equal((await org.listAssistantVersions({ path: { assistantId } })).totalElements, 2, 'no new version');
       assert.equal((await org.getAssistant({ path: { assistantId } })).updatedAt, after1.updatedAt);
-    });
 
-    it('push refuses a resource changed on the service since the pull, naming it; --force overwrites it', async () => {
+      // push refuses a resource changed on the service since the pull, naming it; --force overwrites it.
       const current = await org.getAssistant({ path: { assistantId } });
       await org.updateAssistant({ path: { assistantId }, body: { ...current, systemPrompt: 'Changed in the console.' } });
       edit(join(dir, 'assistants/order-desk.yaml'), /^systemPrompt: .*$/m, 'systemPrompt: Changed in the folder.');
@@ -191,9 +196,8 @@ for (const dialect of DIALECTS) {
       assert.equal(forced.code, 0, forced.err);
       assert.equal((await org.getAssistant({ path: { assistantId } })).systemPrompt, 'Changed in the folder.');
       assert.equal((await parley(['push', dir], { ...env, ...secretEnv })).out, 'push: nothing to do\n', 'the lock follows the push');
-    });
 
-    it('a new file is created with its references; --prune deletes what no file names, and without it nothing is deleted', async () => {
+      // A new file is created with its references; without --prune nothing is deleted, with it what no file names is.
       writeFileSync(join(dir, 'agents/reminder.yaml'), 'name: Reminder\nsystemPrompt: Remind people.\nstrategy: Warm voice\n');
       rmSync(join(dir, 'agents/outbound.yaml'));
       const diff = await parley(['diff', dir], env);
@@ -216,14 +220,20 @@ for (const dialect of DIALECTS) {
       for (const secret of Object.values(SECRETS)) assert.ok(!everything(dir).includes(secret), 'still no secret on disk');
     });
 
-    it('usage errors exit 2; a reference to nothing exits 1 naming the file and field', async () => {
+    it('usage errors exit 2; a reference to nothing exits 1 naming the file and field, and changes nothing', { timeout: 3 * CLI_TIMEOUT_MS }, async () => {
       assert.equal((await parley(['push'], env)).code, 2);
-      assert.equal((await parley(['push', dir, '--bogus'], env)).code, 2);
-      writeFileSync(join(dir, 'assistants/broken.yaml'), 'name: Broken\nstrategy: No such strategy\n');
-      const ran = await parley(['diff', dir], env);
-      assert.equal(ran.code, 1);
-      assert.match(ran.err, /assistants\/broken\.yaml: strategy "No such strategy" names nothing in strategies\//);
-      rmSync(join(dir, 'assistants/broken.yaml'));
+      assert.equal((await parley(['push', tmpdir(), '--bogus'], env)).code, 2);
+      const handWritten = mkdtempSync(join(tmpdir(), 'parley-as-code-broken-'));
+      try {
+        mkdirSync(join(handWritten, 'assistants'));
+        writeFileSync(join(handWritten, 'assistants/broken.yaml'), 'name: Broken\nstrategy: No such strategy\n');
+        const ran = await parley(['push', handWritten], env);
+        assert.equal(ran.code, 1);
+        assert.match(ran.err, /assistants\/broken\.yaml: strategy "No such strategy" names nothing in strategies\//);
+        assert.ok(!(await org.listAssistants()).data.some((a) => a.name === 'Broken'), 'nothing was created');
+      } finally {
+        rmSync(handWritten, { recursive: true, force: true });
+      }
     });
   });
 }

@@ -220,12 +220,17 @@ for (const dialect of DIALECTS) {
       for (const secret of Object.values(SECRETS)) assert.ok(!everything(dir).includes(secret), 'still no secret on disk');
     });
 
-    it('usage errors exit 2; a reference to nothing exits 1 naming the file and field, and changes nothing', { timeout: 3 * CLI_TIMEOUT_MS }, async () => {
+    it('usage errors exit 2; an unknown field or a reference to nothing exits 1 naming the file and field, and changes nothing', { timeout: 4 * CLI_TIMEOUT_MS }, async () => {
       assert.equal((await parley(['push'], env)).code, 2);
       assert.equal((await parley(['push', tmpdir(), '--bogus'], env)).code, 2);
       const handWritten = mkdtempSync(join(tmpdir(), 'parley-as-code-broken-'));
       try {
         mkdirSync(join(handWritten, 'assistants'));
+        writeFileSync(join(handWritten, 'assistants/typo.yaml'), 'name: Typo\nsytemPrompt: Hello.\n');
+        const typo = await parley(['diff', handWritten], env);
+        assert.equal(typo.code, 1);
+        assert.match(typo.err, /assistants\/typo\.yaml: no field sytemPrompt in assistants\/ \(the fields are name, systemPrompt,/);
+        rmSync(join(handWritten, 'assistants/typo.yaml'));
         writeFileSync(join(handWritten, 'assistants/broken.yaml'), 'name: Broken\nstrategy: No such strategy\n');
         const ran = await parley(['push', handWritten], env);
         assert.equal(ran.code, 1);

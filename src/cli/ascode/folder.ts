@@ -48,6 +48,8 @@ export function readFolder(dir: string): LocalFile[] {
       const doc = parseFile(join(folder, entry), file);
       if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`${file} must hold a mapping (name: …), not ${Array.isArray(doc) ? 'a list' : JSON.stringify(doc)}`);
       if (typeof (doc as Doc).name !== 'string' || !(doc as { name: string }).name.trim()) throw new ConfigError(`${file} needs a name: a non-empty string`);
+      const unknown = Object.keys(doc).filter((field) => !kind.fields.includes(field));
+      if (unknown.length) throw new ConfigError(`${file}: no field ${unknown.join(', ')} in ${kind.folder}/ (the fields are ${kind.fields.join(', ')})`);
       files.push({ kind, file, base: entry.slice(0, -'.yaml'.length), doc: { ...kind.defaults, ...(doc as Doc) } });
     }
   }

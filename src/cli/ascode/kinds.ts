@@ -29,6 +29,8 @@ export interface Kind {
   toDoc(remote: Remote, nameOf: NameOf): Doc;
   /** Fields a file may leave out, and the value they then have. */
   defaults: Doc;
+  /** Every field a file may have (another is a mistake, never sent and never silently dropped). */
+  fields: readonly string[];
   toBody(doc: Doc, idOf: IdOf): Record<string, unknown>;
   create(org: Org, body: Record<string, unknown>): Promise<Remote>;
   /** A PUT answers no body: the resource is read again for its updatedAt. */
@@ -54,6 +56,7 @@ const strategy: Kind = {
   list: (org) => asItems(org.paginate('listLlmGenerationStrategies')),
   toDoc: (r) => ({ name: r.name, type: r.type as string, parameters: json(r.parameters) }),
   defaults: {},
+  fields: ['name', 'type', 'parameters'],
   toBody: (doc) => ({ name: doc.name, type: doc.type, parameters: doc.parameters }),
   create: async (org, body) => asRemote(await loose(org, 'createLlmGenerationStrategy')({ body })),
   update: putThenGet('updateLlmGenerationStrategy', 'getLlmGenerationStrategy', 'strategyId'),
@@ -65,7 +68,9 @@ const sipCredential: Kind = {
   name: 'sipCredential', folder: 'sip-credentials', word: 'SIP_CREDENTIAL', references: {},
   list: (org) => asItems(org.paginate('listSipCredentials')),
   toDoc: (r) => ({ name: r.name, hostname: r.hostname as string, port: r.port as number, transport: r.transport as string, username: r.username as string, maxAgentTasks: r.maxAgentTasks as number, register: r.register as boolean, password: MASK }),
-  defaults: { password: MASK },
+  // The service's own defaults, so a file that leaves them out reads as the credential it makes.
+  defaults: { port: 5060, transport: 'udp', maxAgentTasks: 1, register: false, password: MASK },
+  fields: ['name', 'hostname', 'port', 'transport', 'username', 'maxAgentTasks', 'register', 'password'],
   // A password left out (or `********`) keeps the stored one on an update.
   toBody: ({ password, ...rest }) => (password === MASK ? rest : { ...rest, password }),
   create: async (org, body) => asRemote(await loose(org, 'createSipCredential')({ body })),
@@ -78,6 +83,7 @@ const sipNumber: Kind = {
   list: (org) => asItems(org.paginate('listSipNumbers')),
   toDoc: (r, nameOf) => ({ name: r.name, number: r.number as string, sipCredential: nameOf('sipCredential', r.sipCredentialId as string) }),
   defaults: {},
+  fields: ['name', 'number', 'sipCredential'],
   toBody: (doc, idOf) => ({ name: doc.name, number: doc.number, sipCredentialId: idOf('sipCredential', doc.sipCredential as string | null, 'sipCredential') }),
   create: async (org, body) => asRemote(await loose(org, 'createSipNumber')({ body })),
   update: putThenGet('updateSipNumber', 'getSipNumber', 'sipNumberId'),
@@ -101,6 +107,7 @@ function conversational(name: 'assistant' | 'agent', folder: string, word: strin
       callEventHooks: withoutId(r.callEventHooks),
     }),
     defaults: { systemPrompt: null, systemPromptGreeting: null, strategy: null, telephoneNumber: null, recording: { enabled: false }, analysis: null, extensions: [], callEventHooks: [] },
+    fields: ['name', 'systemPrompt', 'systemPromptGreeting', 'strategy', 'telephoneNumber', 'recording', 'analysis', 'extensions', 'callEventHooks'],
     toBody: (doc, idOf) => ({
       name: doc.name,
       systemPrompt: doc.systemPrompt,

@@ -1,11 +1,25 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import { byText, fileNames, secretPrefix, withPlaceholders, type Doc } from './ascode/documents.ts';
-import { writeFolder, writeLock, type LocalFile, type Lock } from './ascode/folder.ts';
+import { readLock, writeFolder, writeLock, type LocalFile, type Lock } from './ascode/folder.ts';
 import { KINDS, type KindName } from './ascode/kinds.ts';
 import { readRemotes } from './ascode/plan.ts';
 import { openScope, scopedCommand, type ScopeOptions } from './ascode/scope.ts';
 import type { CliIo, Outcome } from './io.ts';
+
+/** The file names the folder's lock gives, by folder and id (none when it has no lock of this organization). */
+function keptNames(dir: string, organization: string): Map<string, Map<string, string>> {
+  const kept = new Map<string, Map<string, string>>();
+  const lock = existsSync(dir) ? readLock(dir) : null;
+  if (lock?.organization !== organization) return kept;
+  for (const [file, { id }] of Object.entries(lock.resources)) {
+    const [folder, entry] = file.split('/');
+    if (!folder || !entry?.endsWith('.yaml')) continue;
+    if (!kept.has(folder)) kept.set(folder, new Map());
+    kept.get(folder)?.set(id, entry.slice(0, -'.yaml'.length));
+  }
+  return kept;
+}
 
 /**
  * `parley pull <dir>`: the organization's strategies, SIP credentials and numbers, assistants and
@@ -20,7 +34,8 @@ export function pullCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
       const { org, vendor, organization } = openScope(io, options, 'pull');
       const remotes = await readRemotes(org);
       const bases = new Map<KindName, Map<string, string>>();
-      for (const kind of KINDS) bases.set(kind.name, fileNames(remotes.get(kind.name) ?? [], kind.name.toLowerCase()));
+      const kept = keptNames(dir, organization);
+      for (const kind of KINDS) bases.set(kind.name, fileNames(remotes.get(kind.name) ?? [], kind.name.toLowerCase(), kept.get(kind.folder)));
       // A reference is the resource's name, or its file's name when another of its kind has the same name.
       const nameOf = (kind: KindName, id: string | null): string | null => {
         if (id === null) return null;

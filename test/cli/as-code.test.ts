@@ -218,6 +218,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(agents.map((a) => a.name), ['Reminder']);
       assert.equal((await parley(['push', dir, '--prune'], { ...env, ...secretEnv })).out, 'push: nothing to do\n');
       for (const secret of Object.values(SECRETS)) assert.ok(!everything(dir).includes(secret), 'still no secret on disk');
+
+      // A pull after the older of two namesakes is deleted removes its file and keeps the other's name.
+      await org.deleteAssistant({ path: { assistantId } });
+      const repulled = await parley(['pull', dir], env);
+      assert.equal(repulled.code, 0, repulled.err);
+      assert.ok(!existsSync(join(dir, 'assistants/order-desk.yaml')));
+      assert.match(readFileSync(join(dir, 'assistants/order-desk-2.yaml'), 'utf8'), /^systemPrompt: The other one\.$/m);
     });
 
     it('usage errors exit 2; an unknown field or a reference to nothing exits 1 naming the file and field, and changes nothing', { timeout: 4 * CLI_TIMEOUT_MS }, async () => {

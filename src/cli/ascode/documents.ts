@@ -25,12 +25,25 @@ export function slug(name: string, fallback: string): string {
   return words || fallback;
 }
 
-/** One file name per resource: its slug, and `-2`, `-3`… for the later ones (oldest first) whose slug is taken. */
-export function fileNames<T extends { id: string; name: string; createdAt: string }>(items: readonly T[], fallback: string): Map<string, string> {
+/**
+ * One file name per resource: its slug, and `-2`, `-3`… for the later ones (oldest first) whose
+ * slug is taken. A name the last pull gave (`kept`, by id) stays while it still fits the
+ * resource's name, so deleting one of two namesakes does not rename the other's file.
+ */
+export function fileNames<T extends { id: string; name: string; createdAt: string }>(items: readonly T[], fallback: string, kept: ReadonlyMap<string, string> = new Map()): Map<string, string> {
   const taken = new Set<string>();
   const names = new Map<string, string>();
   const ordered = [...items].sort((a, b) => byText(a.createdAt, b.createdAt) || byText(a.id, b.id));
   for (const item of ordered) {
+    const before = kept.get(item.id);
+    const base = slug(item.name, fallback);
+    if (before !== undefined && !taken.has(before) && (before === base || new RegExp(`^${base}-[0-9]+$`).test(before))) {
+      taken.add(before);
+      names.set(item.id, before);
+    }
+  }
+  for (const item of ordered) {
+    if (names.has(item.id)) continue;
     const base = slug(item.name, fallback);
     let name = base;
     for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;

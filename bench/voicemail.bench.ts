@@ -292,15 +292,21 @@ function report({ results, baseline }: Awaited<ReturnType<typeof live>>) {
   const beeped = messages.filter((r) => r.call.beep);
   const gaps = beeped.map((r) => messageAt(r)! - playedTo(r.heard, r.call.beep!.endMs));
   const overGreeting = messages.filter((r) => !r.call.beep).map((r) => messageAt(r)! - playedTo(r.heard, r.call.soundEndMs));
-  // Machines: the deciding frame's send -> the greeting's last packet at the phone (the last audio before the message, or any).
+  // Machines: the deciding frame's send -> the greeting's last packet at the phone (the last audio
+  // before the far end played to where the agent next spoke: the message, or the answer to a screener).
   const machines = results.filter((r) => r.call.kind !== 'human' && r.record.detection?.decidedAfterMs !== null && r.heard.firstAudioAt !== null);
-  const withdrawals = machines.map((r) => {
-    const message = messageAt(r) ?? Infinity;
-    const greetingEnd = r.heard.audioAt.filter((t) => t < message).at(-1) ?? NaN;
+  const afterGreeting = machines.map((r) => {
+    const spoke = [signalAt(r.record, 'message_started'), signalAt(r.record, 'screening_answered')].filter((v): v is number => v !== null);
+    const nextAt = spoke.length ? playedTo(r.heard, Math.min(...spoke)) : Infinity;
+    const greetingEnd = r.heard.audioAt.filter((t) => t < nextAt).at(-1) ?? NaN;
     return greetingEnd - playedTo(r.heard, r.record.detection.decidedAfterMs);
-  }).filter((v) => Number.isFinite(v));
-  const cut = machines.filter((r) => signalAt(r.record, 'greeting_withdrawn') !== null).length;
-  console.log(`  machines (${machines.length} greeted before the verdict): the deciding frame sent -> the greeting's last packet at the phone p50 ${ms(pct(withdrawals, 0.5))}  p95 ${ms(pct(withdrawals, 0.95))}  max ${ms(Math.max(...withdrawals))}; withdrawn while it was being said: ${cut}`);
+  });
+  const cut = machines.filter((r) => signalAt(r.record, 'greeting_withdrawn') !== null);
+  const withdrawals = afterGreeting.filter((v, i) => Number.isFinite(v) && signalAt(machines[i]!.record, 'greeting_withdrawn') !== null);
+  const finished = afterGreeting.filter((v, i) => Number.isFinite(v) && signalAt(machines[i]!.record, 'greeting_withdrawn') === null);
+  console.log(`  machines greeted at the answer: ${machines.length}; the greeting withdrawn while it was being said: ${cut.length}; over before the verdict: ${finished.length}`);
+  console.log(`    withdrawn: the deciding frame sent -> the greeting's last packet at the phone p50 ${ms(pct(withdrawals, 0.5))}  p95 ${ms(pct(withdrawals, 0.95))}  max ${ms(Math.max(...withdrawals))}`);
+  console.log(`    over before the verdict: its last packet came ${ms(-pct(finished, 0.5))} (p50) before the deciding frame was sent; any after it: ${finished.filter((v) => v > 0).length}`);
   console.log(`  voicemail with leave_message: the beep's end -> the message's first packet at the phone (${gaps.length} with a beep)`);
   console.log(`    p50 ${ms(pct(gaps, 0.5))}  p95 ${ms(pct(gaps, 0.95))}  (target p95 <= 400 ms); started before the beep ended: ${gaps.filter((g) => g < 0).length}  (target 0)`);
   for (const [i, r] of beeped.entries()) {

@@ -179,16 +179,20 @@ export class CallSession {
 
   /**
    * The greeting leaves the LLM's history (it was said to a machine); what is still to be sent of
-   * it is cut as a barge-in cuts (the transcript keeps what went out, marked interrupted).
+   * it is cut as a barge-in cuts (the transcript keeps what went out, marked interrupted). True
+   * when some of it was still to go out.
    */
   private withdraw(greeting: Utterance): boolean {
     const { message } = greeting;
     greeting.message = undefined;
     const at = message ? this.messages.indexOf(message) : -1;
     if (at >= 0) this.messages.splice(at, 1);
-    if (!this.utterances.has(greeting.id)) return false;
-    this.voice?.interrupt();
-    return true;
+    const going = this.utterances.has(greeting.id);
+    // Over for the voice, its last frames may still wait for the wire (SIP's media thread takes them
+    // up to its lead ahead): those are dropped too. Before the verdict nothing else is said.
+    const queued = this.voice?.kind === 'pipeline' && this.timeline !== null && this.timeline.playEnd > this.timeline.now();
+    if (going || queued) this.voice?.interrupt();
+    return going || queued;
   }
 
   /** The opener's words: kept in the transcript as the assistant's, not in the LLM's history. */

@@ -13,6 +13,9 @@
  *  c. Voicemail with leave_message: the beep's end (the send time of the frame holding its last
  *     sample) to the message's first packet at the UAS, p50/p95, and how many started before the beep
  *     ended; without a beep, how many started before the greeting ended. Targets: p95 <= 400 ms, 0.
+ *     With the greeting said at the answer (the default), on every machine: the frame that decided
+ *     (its send time) to the greeting's last packet at the UAS, i.e. how fast it was withdrawn.
+ * VOICEMAIL_BENCH_GREETING=after_verdict runs the agent with the greeting after the verdict.
  *  d. Detector CPU per call: the detector over every call's frames in this process (what the media
  *     path runs for each 20 ms frame), as a share of one core, beside decoding and resampling the
  *     same frames for the STT (what every voice call does to its caller's audio). Target <= 2 %.
@@ -57,6 +60,8 @@ interface Heard {
   lateMs: number[];
   /** performance.now() when the first audio packet of the agent arrived (null: none). */
   firstAudioAt: number | null;
+  /** performance.now() of every audio packet of the agent (the greeting, then a message). */
+  audioAt: number[];
   ended: Promise<void>;
 }
 
@@ -88,16 +93,19 @@ async function farEnd() {
 
   rtp.on('message', (packet, from) => {
     // Only this call's media: the last call's final frames may still be on their way.
-    if (!current || !remoteRtp || from.port !== remoteRtp.port || packet.length <= 12 || current.heard.firstAudioAt !== null) return;
+    if (!current || !remoteRtp || from.port !== remoteRtp.port || packet.length <= 12) return;
     const pcm = alawmulaw.mulaw.decode(packet.subarray(12));
     let energy = 0;
     for (const s of pcm) energy += s * s;
     if (Math.sqrt(energy / pcm.length) < 100) return; // comfort silence is not the agent speaking
+    current.heard.audioAt.push(performance.now());
+    if (current.heard.firstAudioAt !== null) return;
     current.heard.firstAudioAt = performance.now();
     if (current.hangUpAfterAudioMs !== null) {
-      // A person hangs up once the agent has spoken and they have said their first words (the baseline greets before they do).
+      // A person hangs up once the agent has spoken and they have said their first words and
+      // paused (the verdict waits for the pause; the baseline greets before they speak).
       const words = current.call.firstSpeechEndMs - current.heard.sentAt.length * 20;
-      setTimeout(hangUp, Math.max(current.hangUpAfterAudioMs, words + 200));
+      setTimeout(hangUp, Math.max(current.hangUpAfterAudioMs, words + 1500));
     }
   });
 
@@ -145,7 +153,7 @@ async function farEnd() {
     expect(call: CorpusCall, hangUpAfterAudioMs: number | null): Heard {
       let done = () => {};
       const ended = new Promise<void>((resolve) => (done = resolve));
-      const heard: Heard = { sentAt: [], lateMs: [], firstAudioAt: null, ended };
+      const heard: Heard = { sentAt: [], lateMs: [], firstAudioAt: null, audioAt: [], ended };
       dialog = null;
       remoteRtp = null;
       current = { call, heard, hangUpAfterAudioMs, done };
@@ -188,7 +196,8 @@ async function world(uasPort: number) {
     const number = (await api('POST', `${org}/sip/numbers`, { number: `+1212555030${n}`, sipCredentialId: cred })).id;
     return (await api('POST', `${org}/agents`, { name: `Agent ${n}`, llmAudioContentGenerationStrategyId: strategy, telephoneNumberId: number, systemPromptGreeting: 'Hello, this is Parley calling about your order.', extensions })).id as string;
   };
-  const detecting = await agent(1, [{ type: 'voicemail_detection', parameters: { action: 'leave_message', message: MESSAGE } }]);
+  const greeting = process.env.VOICEMAIL_BENCH_GREETING ?? 'at_answer';
+  const detecting = await agent(1, [{ type: 'voicemail_detection', parameters: { action: 'leave_message', message: MESSAGE, greeting } }]);
   const plain = await agent(2, []);
   /** One task of `agentId` to completion of its attempt: its call record. */
   const call = async (agentId: string) => {
@@ -241,6 +250,9 @@ const playedTo = (heard: Heard, fileMs: number) => heard.sentAt[Math.ceil(fileMs
 /** When the far end began to play its file at `fileMs`: the send time of the frame holding that sample. */
 const playedFrom = (heard: Heard, fileMs: number) => heard.sentAt[Math.floor(fileMs / 20)] ?? NaN;
 
+/** When (far-end ms) the call's detection noted `signal`, or null. */
+const signalAt = (record: any, signal: string): number | null => record.detection?.signals?.find((s: { signal: string }) => s.signal === signal)?.atMs ?? null;
+
 function report({ results, baseline }: Awaited<ReturnType<typeof live>>) {
   const n = results.length;
   const right = results.filter((r) => r.verdict === r.call.kind).length;
@@ -268,10 +280,33 @@ function report({ results, baseline }: Awaited<ReturnType<typeof live>>) {
   console.log(`    added p50 ${ms(pct(on, 0.5) - pct(off, 0.5))}  (target <= 300 ms)`);
   console.log(`    the person's silence after their first words, with detection: p50 ${ms(pct(silence, 0.5))}  p95 ${ms(pct(silence, 0.95))}`);
 
-  const messages = results.filter((r) => r.call.kind === 'voicemail' && r.verdict === 'voicemail' && r.heard.firstAudioAt !== null);
+  const withdrawnOnPeople = people.filter((r) => signalAt(r.record, 'greeting_withdrawn') !== null).length;
+  console.log(`    people whose greeting was withdrawn: ${withdrawnOnPeople}  (must be 0)`);
+
+  // A message's first packet: the first audio after the far end played what detection asked for it at (the greeting was withdrawn before).
+  const messageAt = (r: (typeof results)[number]) => {
+    const asked = signalAt(r.record, 'message_started');
+    return asked === null ? null : r.heard.audioAt.find((t) => t >= playedTo(r.heard, asked)) ?? null;
+  };
+  const messages = results.filter((r) => r.call.kind === 'voicemail' && r.verdict === 'voicemail' && messageAt(r) !== null);
   const beeped = messages.filter((r) => r.call.beep);
-  const gaps = beeped.map((r) => r.heard.firstAudioAt! - playedTo(r.heard, r.call.beep!.endMs));
-  const overGreeting = messages.filter((r) => !r.call.beep).map((r) => r.heard.firstAudioAt! - playedTo(r.heard, r.call.soundEndMs));
+  const gaps = beeped.map((r) => messageAt(r)! - playedTo(r.heard, r.call.beep!.endMs));
+  const overGreeting = messages.filter((r) => !r.call.beep).map((r) => messageAt(r)! - playedTo(r.heard, r.call.soundEndMs));
+  // Machines: the deciding frame's send -> the greeting's last packet at the phone (the last audio
+  // before the far end played to where the agent next spoke: the message, or the answer to a screener).
+  const machines = results.filter((r) => r.call.kind !== 'human' && r.record.detection?.decidedAfterMs !== null && r.heard.firstAudioAt !== null);
+  const afterGreeting = machines.map((r) => {
+    const spoke = [signalAt(r.record, 'message_started'), signalAt(r.record, 'screening_answered')].filter((v): v is number => v !== null);
+    const nextAt = spoke.length ? playedTo(r.heard, Math.min(...spoke)) : Infinity;
+    const greetingEnd = r.heard.audioAt.filter((t) => t < nextAt).at(-1) ?? NaN;
+    return greetingEnd - playedTo(r.heard, r.record.detection.decidedAfterMs);
+  });
+  const cut = machines.filter((r) => signalAt(r.record, 'greeting_withdrawn') !== null);
+  const withdrawals = afterGreeting.filter((v, i) => Number.isFinite(v) && signalAt(machines[i]!.record, 'greeting_withdrawn') !== null);
+  const finished = afterGreeting.filter((v, i) => Number.isFinite(v) && signalAt(machines[i]!.record, 'greeting_withdrawn') === null);
+  console.log(`  machines greeted at the answer: ${machines.length}; the greeting withdrawn while it was being said: ${cut.length}; over before the verdict: ${finished.length}`);
+  console.log(`    withdrawn: the deciding frame sent -> the greeting's last packet at the phone p50 ${ms(pct(withdrawals, 0.5))}  p95 ${ms(pct(withdrawals, 0.95))}  max ${ms(Math.max(...withdrawals))}`);
+  console.log(`    over before the verdict: its last packet came ${ms(-pct(finished, 0.5))} (p50) before the deciding frame was sent; any after it: ${finished.filter((v) => v > 0).length}`);
   console.log(`  voicemail with leave_message: the beep's end -> the message's first packet at the phone (${gaps.length} with a beep)`);
   console.log(`    p50 ${ms(pct(gaps, 0.5))}  p95 ${ms(pct(gaps, 0.95))}  (target p95 <= 400 ms); started before the beep ended: ${gaps.filter((g) => g < 0).length}  (target 0)`);
   for (const [i, r] of beeped.entries()) {

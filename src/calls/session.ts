@@ -37,12 +37,28 @@ interface Inbound {
   speculation?: Speculation;
 }
 
+/** What an opener may do with the call's voice. */
+export interface OpenerVoice {
+  /** Says `text` (recorded as the assistant's words, kept out of the LLM's history). */
+  say(text: string): Promise<{ heard: string; interrupted: boolean }>;
+  /**
+   * The greeting said at the answer (greetFirst) was for a machine: what is left of it is cut like
+   * a barge-in, it leaves the LLM's history, and a call that goes on is greeted anew. True when
+   * some of it was still to be sent.
+   */
+  withdrawGreeting(): boolean;
+}
+
 /**
- * What a voice call does before its greeting, once its voice is ready (the answering-machine
- * detection of a placed call, src/telephony/answering/): it may say things first (recorded as the
- * assistant's words), then answers whether the call goes on, greeting first, or hangs up.
+ * What a voice call does once its voice is ready (the answering-machine detection of a placed
+ * call, src/telephony/answering/): the greeting goes out first when `greetFirst()` says so; the
+ * opener may withdraw it and say things of its own, then answers whether the call goes on
+ * (greeting first, unless the one said at the answer stands) or hangs up.
  */
-export type CallOpener = (say: (text: string) => Promise<{ heard: string; interrupted: boolean }>) => Promise<'greet' | 'hang_up'>;
+export interface CallOpener {
+  greetFirst(): boolean;
+  run(voice: OpenerVoice): Promise<'greet' | 'hang_up'>;
+}
 
 /**
  * One live call: the greeting, then one turn per user message (queued while a turn runs),
@@ -144,19 +160,43 @@ export class CallSession {
     this.begin();
   }
 
-  /** The greeting, then the conversation: turns that waited for the voice run. */
-  private begin(): void {
-    this.greet();
+  /** The greeting (unless one was said already), then the conversation: turns that waited for the voice run. */
+  private begin(greeted = false): void {
+    if (!greeted) this.greet();
     this.markVoiceReady();
     if (this.voice?.kind === 'realtime') for (const { text, endedAt } of this.inbox.splice(0)) this.tell(this.voice, text, endedAt);
   }
 
-  /** The opener runs before anything else is said; a failing one leaves the call to go on as usual. */
+  /** The opener runs before anything else is said but the greeting it asks for first; a failing one leaves the call to go on as usual. */
   private async open(opener: CallOpener): Promise<void> {
-    const next = await opener((text) => this.sayFirst(text)).catch(() => 'greet' as const);
+    let early = opener.greetFirst() ? this.greet() : null;
+    const withdrawGreeting = (): boolean => {
+      const greeting = early;
+      early = null;
+      return greeting ? this.withdraw(greeting) : false;
+    };
+    const next = await opener.run({ say: (text) => this.sayFirst(text), withdrawGreeting }).catch(() => 'greet' as const);
     if (this.ending) return;
     if (next === 'hang_up') return void this.end('assistant_ended');
-    this.begin();
+    this.begin(early !== null);
+  }
+
+  /**
+   * The greeting leaves the LLM's history (it was said to a machine); what is still to be sent of
+   * it is cut as a barge-in cuts (the transcript keeps what went out, marked interrupted). True
+   * when some of it was still to go out.
+   */
+  private withdraw(greeting: Utterance): boolean {
+    const { message } = greeting;
+    greeting.message = undefined;
+    const at = message ? this.messages.indexOf(message) : -1;
+    if (at >= 0) this.messages.splice(at, 1);
+    const going = this.utterances.has(greeting.id);
+    // Over for the voice, its last frames may still wait for the wire (SIP's media thread takes them
+    // up to its lead ahead): those are dropped too. Before the verdict nothing else is said.
+    const queued = this.voice?.kind === 'pipeline' && this.timeline !== null && this.timeline.playEnd > this.timeline.now();
+    if (going || queued) this.voice?.interrupt();
+    return going || queued;
   }
 
   /** The opener's words: kept in the transcript as the assistant's, not in the LLM's history. */
@@ -334,17 +374,19 @@ export class CallSession {
     await this.end('error', failure);
   }
 
-  private greet(): void {
+  /** Says the greeting, if the call has one; answers its utterance on a voice call. */
+  private greet(): Utterance | null {
     const { greeting } = this.setup;
-    if (!greeting) return;
+    if (!greeting) return null;
     this.messages.push({ role: 'assistant', content: greeting });
     if (this.voice) {
       // A realtime model's own transcript of what it said becomes its assistant_message.
       if (this.voice.kind === 'pipeline') this.emit({ type: 'assistant_message', text: greeting });
-      return void this.utter('greeting', greeting, this.messages.at(-1));
+      return this.utter('greeting', greeting, this.messages.at(-1));
     }
     this.say(greeting);
     this.checkpoint();
+    return null;
   }
 
   /** The caller spoke over the assistant: the voice stops at once, the running turn stops after its tools. */

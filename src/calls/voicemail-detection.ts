@@ -3,6 +3,13 @@ import { fillPlaceholders, TemplateTooLongError } from './template.ts';
 export const VOICEMAIL_ACTIONS = ['hang_up', 'leave_message'] as const;
 export type VoicemailAction = (typeof VOICEMAIL_ACTIONS)[number];
 
+/**
+ * When the agent greets a placed call that detection judges: at the answer, as without detection
+ * (withdrawn at once if a machine answered), or once the verdict says a person did.
+ */
+export const GREETING_TIMINGS = ['at_answer', 'after_verdict'] as const;
+export type GreetingTiming = (typeof GREETING_TIMINGS)[number];
+
 /** Who answered a placed call, as its record says (null on the record: no detection ran). */
 export const VERDICTS = ['human', 'voicemail', 'screening', 'unknown'] as const;
 export type Verdict = (typeof VERDICTS)[number];
@@ -11,6 +18,7 @@ export type Verdict = (typeof VERDICTS)[number];
 export const SIGNALS = [
   'short_answer', 'silence', 'long_speech', 'beep', 'voicemail_words', 'screening_words', 'greeting_ended', 'prompt_ended',
   'timeout', 'screening_answered', 'person_answered', 'message_started', 'message_ended', 'message_cut', 'ended_early',
+  'greeting_withdrawn',
 ] as const;
 export type SignalName = (typeof SIGNALS)[number];
 
@@ -53,6 +61,8 @@ export interface VoicemailDetection {
   message: string | null;
   maxWaitMs: number;
   detectScreening: boolean;
+  /** at_answer: the greeting goes out at the answer while detection listens, and is withdrawn on a machine. */
+  greeting: GreetingTiming;
   /** A message was left: the task is tried again all the same. */
   retryAfterMessage: boolean;
   /** The agent's name, said to a screening assistant. */
@@ -64,6 +74,7 @@ interface StoredParameters {
   message?: string;
   maxWaitSeconds?: number;
   detectScreening?: boolean;
+  greeting?: GreetingTiming;
   retryAfterMessage?: boolean;
 }
 
@@ -80,6 +91,7 @@ export function voicemailDetectionOf(
     message,
     maxWaitMs: (p.maxWaitSeconds ?? MAX_WAIT_SECONDS.default) * 1000,
     detectScreening: p.detectScreening ?? true,
+    greeting: p.greeting ?? 'at_answer',
     retryAfterMessage: p.retryAfterMessage ?? false,
     agentName,
   };

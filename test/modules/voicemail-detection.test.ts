@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { callRecord, startWorld, type World } from '../calls/support/world.ts';
 
-const VALID = { action: 'leave_message', message: 'Hi {{firstName}}, please call us back.', maxWaitSeconds: 20, detectScreening: false, retryAfterMessage: true };
+const VALID = { action: 'leave_message', message: 'Hi {{firstName}}, please call us back.', maxWaitSeconds: 20, detectScreening: false, greeting: 'after_verdict', retryAfterMessage: true };
 
 for (const dialect of DIALECTS) {
   describe(`the voicemail_detection extension (${dialect})`, () => {
@@ -19,6 +19,7 @@ for (const dialect of DIALECTS) {
     const CASES: [string, unknown[], string, RegExp][] = [
       ['leave_message without a message', [{ type: 'voicemail_detection', parameters: { action: 'leave_message' } }], 'extensions[0].parameters.message', /required when action is leave_message/],
       ['an unknown action', [{ type: 'voicemail_detection', parameters: { action: 'ignore' } }], 'extensions[0].parameters.action', /hang_up.*leave_message/],
+      ['an unknown greeting', [{ type: 'voicemail_detection', parameters: { action: 'hang_up', greeting: 'never' } }], 'extensions[0].parameters.greeting', /at_answer.*after_verdict/],
       ['no action', [{ type: 'voicemail_detection', parameters: {} }], 'extensions[0].parameters.action', /required/],
       ['maxWaitSeconds under 5', [{ type: 'voicemail_detection', parameters: { action: 'hang_up', maxWaitSeconds: 4 } }], 'extensions[0].parameters.maxWaitSeconds', /5/],
       ['maxWaitSeconds over 60', [{ type: 'voicemail_detection', parameters: { action: 'hang_up', maxWaitSeconds: 61 } }], 'extensions[0].parameters.maxWaitSeconds', /60/],
@@ -68,7 +69,8 @@ for (const dialect of DIALECTS) {
       const schema = find(doc);
       assert.ok(schema, 'VoicemailDetectionParameters is in the document');
       assert.deepEqual(schema.properties?.action?.enum, ['hang_up', 'leave_message']);
-      assert.deepEqual(Object.keys(schema.properties ?? {}).sort(), ['action', 'detectScreening', 'maxWaitSeconds', 'message', 'retryAfterMessage']);
+      assert.deepEqual(schema.properties?.greeting?.enum, ['at_answer', 'after_verdict']);
+      assert.deepEqual(Object.keys(schema.properties ?? {}).sort(), ['action', 'detectScreening', 'greeting', 'maxWaitSeconds', 'message', 'retryAfterMessage']);
     });
 
     it('an assistant may have it, but its WebSocket calls are never judged: the greeting comes at once, answeredBy is null, and the LLM is not offered it', async () => {

@@ -20,7 +20,9 @@ import type { SttSession } from '../../src/voice/stt/stt.ts';
 import { ManualPacerClock } from '../../src/voice/pacer-clock.ts';
 import { buildCall, type CallSpec, type CorpusCall } from './support/answering-corpus.ts';
 
-const SETTINGS: VoicemailDetection = { action: 'leave_message', message: 'Hi Ada, please call us back.', maxWaitMs: 30_000, detectScreening: true, retryAfterMessage: false, agentName: 'Parley' };
+const SETTINGS: VoicemailDetection = {
+  action: 'leave_message', message: 'Hi Ada, please call us back.', maxWaitMs: 30_000, detectScreening: true, greeting: 'at_answer', retryAfterMessage: false, agentName: 'Parley',
+};
 const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 /**
@@ -53,6 +55,9 @@ interface Run {
   play(ms: number, lost?: (atMs: number) => boolean): Promise<void>;
   /** Frames the gated link let through to the voice. */
   heardByVoice: number;
+  /** The session greeted as the voice was ready (greeting at_answer), and when (far-end ms) the greeting was withdrawn. */
+  greetedAtAnswer: boolean;
+  withdrawnAtMs: number | null;
 }
 
 /** A detection over `call` as the far end, with `say` taking `sayMs` of the far end's time. */
@@ -81,7 +86,7 @@ function detect(call: CorpusCall | null, options: { settings?: Partial<Voicemail
   let pendingSay: { resolveAt: number; resolve: (r: { heard: string; interrupted: boolean }) => void; text: string } | null = null;
   const link: AudioLink = { format: { encoding: 'mulaw', sampleRate: 8000 }, lead: 1, sendFrame: () => {}, flushPeer: () => {}, onAudio: (l) => void rtp.on('voice', l) };
   const run: Run = {
-    detection, said, notes, ended, clock, next: null, heardByVoice: 0,
+    detection, said, notes, ended, clock, next: null, heardByVoice: 0, greetedAtAnswer: false, withdrawnAtMs: null,
     async play(ms, lost = () => false) {
       for (let t = 0; t < ms; t += 20) {
         const pcm = new Int16Array(160);
@@ -103,11 +108,20 @@ function detect(call: CorpusCall | null, options: { settings?: Partial<Voicemail
   detection.gate(link).onAudio(() => void run.heardByVoice++);
   // The session ends what is being said when the call ends.
   ended.signal.addEventListener('abort', () => pendingSay?.resolve({ heard: '', interrupted: true }));
-  // The voice is ready at once: the opener runs from the start, as when the providers open fast.
-  run.next = detection.opener((text) => new Promise((resolve) => {
-    said.push({ text, atMs: detection.far.nowMs });
-    pendingSay = { resolveAt: detection.far.nowMs + (options.sayMs ?? 2000), resolve, text };
-  }));
+  // The voice is ready at once: the opener runs from the start, as when the providers open fast,
+  // and the session greets first when it asks (a greeting that is still being said when withdrawn).
+  run.greetedAtAnswer = detection.opener.greetFirst();
+  run.next = detection.opener.run({
+    say: (text) => new Promise((resolve) => {
+      said.push({ text, atMs: detection.far.nowMs });
+      pendingSay = { resolveAt: detection.far.nowMs + (options.sayMs ?? 2000), resolve, text };
+    }),
+    withdrawGreeting: () => {
+      if (!run.greetedAtAnswer || run.withdrawnAtMs !== null) return false;
+      run.withdrawnAtMs = detection.far.nowMs;
+      return true;
+    },
+  });
   return run;
 }
 
@@ -250,7 +264,7 @@ describe('answering detection', () => {
     assert.equal(await run.next, 'greet');
     const detection = run.notes.at(-1)!.detection;
     assert.deepEqual([detection.verdict, detection.action], ['screening', 'continued']);
-    assert.deepEqual(signalsOf(run), ['screening_words', 'prompt_ended', 'screening_answered', 'person_answered']);
+    assert.deepEqual(signalsOf(run), ['screening_words', 'greeting_withdrawn', 'prompt_ended', 'screening_answered', 'person_answered']);
     const person = detection.signals.at(-1)!;
     const hello = call.pcm.length / 8 - 3000 - 500;
     assert.ok(person.atMs > hello - 600, `the person was the "Hello?" at ${hello} ms, not the screener: ${JSON.stringify(person)}`);
@@ -267,6 +281,53 @@ describe('answering detection', () => {
     await run.detection.done;
     assert.deepEqual([run.notes.at(-1)!.detection.action, signalsOf(run).at(-1)], ['ended_early', 'ended_early']);
     assert.deepEqual(run.detection.taskOutcome, { status: 'voicemail' }, 'a screener that ends the call is a voicemail for the task');
+  });
+
+  it('greeting at_answer: a person is greeted from the answer and the greeting stands; the voice hears nothing of the far end before the verdict', async () => {
+    const call = calls.get('hello')!;
+    const run = detect(call);
+    assert.equal(run.greetedAtAnswer, true, 'the greeting goes out as the voice is ready');
+    await run.play(call.firstSpeechEndMs + 400);
+    assert.equal(run.heardByVoice, 0, 'the "Hello?" said over the greeting does not reach the voice');
+    await run.play(800);
+    assert.equal(await run.next, 'greet');
+    assert.equal(run.withdrawnAtMs, null, 'a person keeps the greeting');
+    assert.deepEqual(signalsOf(run), ['short_answer']);
+  });
+
+  it('greeting at_answer: a voicemail box has the greeting withdrawn at the verdict, and the message still starts only after the beep', async () => {
+    const call = calls.get('beep')!;
+    const run = detect(call, { stt: timedStt(call) });
+    assert.equal(run.greetedAtAnswer, true);
+    await run.play(call.beep!.endMs - 20);
+    const verdict = run.notes.find((n) => n.detection.verdict === 'voicemail')!.detection;
+    assert.equal(run.withdrawnAtMs, verdict.decidedAfterMs, 'withdrawn on the frame that decided');
+    assert.deepEqual(verdict.signals.map((s) => s.signal), ['voicemail_words', 'greeting_withdrawn'], 'the record says so with the verdict');
+    assert.equal(run.said.length, 0, 'nothing is said before the beep ends');
+    await run.play(3200);
+    assert.ok(run.said[0]!.atMs >= call.beep!.endMs, `said at ${run.said[0]!.atMs} ms, the beep ended at ${call.beep!.endMs} ms`);
+    assert.equal(await run.next, 'hang_up');
+    await run.detection.done;
+    assert.deepEqual(signalsOf(run).slice(-3), ['beep', 'message_started', 'message_ended']);
+  });
+
+  it('greeting at_answer: a machine heard before the voice was ready is not greeted at all', async () => {
+    const call = calls.get('beep')!;
+    const run = detect(call, { settings: { action: 'hang_up' } });
+    await run.play(4000);
+    assert.equal(run.notes.at(-1)!.answeredBy, 'voicemail');
+    assert.equal(run.detection.opener.greetFirst(), false, 'a session opening its voice now would not greet');
+  });
+
+  it('greeting after_verdict: nothing is said before the verdict, and nothing is withdrawn', async () => {
+    const call = calls.get('beep')!;
+    const run = detect(call, { settings: { action: 'hang_up', greeting: 'after_verdict' } });
+    assert.equal(run.greetedAtAnswer, false);
+    await run.play(4000);
+    assert.equal(await run.next, 'hang_up');
+    await run.detection.done;
+    assert.equal(run.withdrawnAtMs, null);
+    assert.deepEqual(signalsOf(run), ['long_speech']);
   });
 
   it('a silent line is a person waiting to hear who calls', async () => {
@@ -300,7 +361,7 @@ describe('answering detection', () => {
     assert.equal(await run.next, 'hang_up');
     assert.equal(run.said.length, 0, 'nothing is said over the greeting');
     await run.detection.done;
-    assert.deepEqual([run.notes.at(-1)!.detection.action, signalsOf(run)], ['message_not_left', ['long_speech', 'timeout']]);
+    assert.deepEqual([run.notes.at(-1)!.detection.action, signalsOf(run)], ['message_not_left', ['long_speech', 'greeting_withdrawn', 'timeout']]);
     assert.deepEqual(run.detection.taskOutcome, { status: 'voicemail' });
   });
 

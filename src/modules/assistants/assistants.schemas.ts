@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { MAX_MESSAGE_LENGTH, MAX_WAIT_SECONDS, VOICEMAIL_ACTIONS } from '../../calls/voicemail-detection.ts';
+import { GREETING_TIMINGS, MAX_MESSAGE_LENGTH, MAX_WAIT_SECONDS, VOICEMAIL_ACTIONS } from '../../calls/voicemail-detection.ts';
 import { documentedAs } from '../../http/openapi-components.ts';
 import { DateTime, Name, Uuid } from '../../http/schemas.ts';
 import { AnalysisSetting, RecordingSetting } from './after-call.schemas.ts';
@@ -63,6 +63,10 @@ export const VoicemailDetectionParameters = Type.Object(
       description: `Default ${MAX_WAIT_SECONDS.default}. The longest the greeting waits for a verdict (then the call goes on as with a person, answeredBy unknown), and the longest a message waits for the greeting to end, from the answer`,
     })),
     detectScreening: Type.Optional(Type.Boolean({ description: 'Default true. Tell call-screening assistants apart by their words (needs a speech-to-text) and answer them with the agent\'s name and the reason for the call' })),
+    greeting: Type.Optional(Type.String({
+      enum: [...GREETING_TIMINGS],
+      description: 'Default at_answer: the greeting goes out at the answer, as without detection, while detection listens (the far end\'s audio reaches the conversation only once a person is judged), and is withdrawn at once if a machine answered. after_verdict: the greeting waits for the verdict',
+    })),
     retryAfterMessage: Type.Optional(Type.Boolean({ description: 'Default false: a left message completes the task. true: the task is tried again (at most PARLEY_TASK_MAX_VOICEMAILS voicemails in all)' })),
   },
   { additionalProperties: false, title: 'VoicemailDetectionParameters' },

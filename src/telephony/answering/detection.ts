@@ -1,6 +1,6 @@
 import type { Timers } from '../../calls/dtmf.ts';
 import type { Log } from '../../calls/record.ts';
-import type { CallOpener } from '../../calls/session.ts';
+import type { CallOpener, OpenerVoice } from '../../calls/session.ts';
 import type { AudioLink } from '../../calls/voice/link.ts';
 import type {
   CallDetection, DetectionAction, DetectionSignal, Verdict, VoicemailDetection,
@@ -11,7 +11,6 @@ import type { FarEndTap } from './tap.ts';
 import { greetingOver, judgeAfterScreening, judgeAnswer, PROMPT_END_MS } from './verdict.ts';
 import { WordsFeed } from './words.ts';
 
-type Say = Parameters<CallOpener>[0];
 
 /** The far end's frames may stop coming (no RTP at all): the wall clock ends a wait this much after its stream deadline. */
 const WALL_SLACK_MS = 1000;
@@ -39,11 +38,13 @@ export interface DetectionDeps {
 /**
  * Who answered a placed call, and what the agent does about it (docs/sip.md, "Who answered").
  * It starts with the call, on the far end's frames since the answer, while the voice opens; the
- * session's opener waits for its verdict. A person (or no verdict within maxWaitSeconds) goes on
- * to the greeting; a voicemail box is hung up on, or left the message once its beep ended (or,
- * without a beep, once its greeting was over); a screening assistant is told the agent's name and
- * why it calls, and what comes after decides between a person and a voicemail box. The voice
- * hears the far end only once the call goes on (`gate`): the LLM never answers a greeting.
+ * greeting goes out at the answer (greeting at_answer) or waits for the verdict (after_verdict).
+ * A person (or no verdict within maxWaitSeconds) is greeted, or hears on; a machine has the
+ * greeting withdrawn at the verdict; a voicemail box is hung up on, or left the message once its
+ * beep ended (or, without a beep, once its greeting was over); a screening assistant is told the
+ * agent's name and why it calls, and what comes after decides between a person and a voicemail
+ * box. The voice hears the far end only once the call goes on (`gate`): the LLM never answers a
+ * greeting, and a machine never barges in on the agent.
  */
 export class AnsweringDetection {
   readonly far = new FarEnd();
@@ -58,8 +59,10 @@ export class AnsweringDetection {
   #writes: Promise<void> = Promise.resolve();
   #open = false;
   readonly #ended = new AbortController();
-  #provideSay: (say: Say) => void = () => {};
-  readonly #say = new Promise<Say>((resolve) => (this.#provideSay = resolve));
+  #provideVoice: (voice: OpenerVoice) => void = () => {};
+  readonly #voice = new Promise<OpenerVoice>((resolve) => (this.#provideVoice = resolve));
+  /** The voice, once the opener runs: a machine's verdict withdraws the greeting through it. */
+  #ready: OpenerVoice | null = null;
   #decideNext: (next: 'greet' | 'hang_up') => void = () => {};
   readonly #next = new Promise<'greet' | 'hang_up'>((resolve) => (this.#decideNext = resolve));
 
@@ -70,10 +73,18 @@ export class AnsweringDetection {
     this.done = this.#run().then(() => this.#writes);
   }
 
-  /** The session's opener: speaks what the verdict asks for once the voice is ready, then says whether the call goes on. */
-  readonly opener: CallOpener = (say) => {
-    this.#provideSay(say);
-    return this.#next;
+  /**
+   * The session's opener: with greeting at_answer, the greeting goes out as the voice is ready
+   * unless a machine was heard already; speaks what the verdict asks for, then says whether the
+   * call goes on.
+   */
+  readonly opener: CallOpener = {
+    greetFirst: () => this.deps.settings.greeting === 'at_answer' && (this.#verdict === 'human' || this.#verdict === 'unknown'),
+    run: (voice) => {
+      this.#ready = voice;
+      this.#provideVoice(voice);
+      return this.#next;
+    },
   };
 
   /** The link the voice is opened on: the far end's audio reaches the voice once the call goes on as with a person. */
@@ -220,8 +231,8 @@ export class AnsweringDetection {
       if (this.#ended.signal.aborted) resolve(null);
       this.#ended.signal.addEventListener('abort', () => resolve(null), { once: true });
     });
-    const say = await Promise.race([this.#say, ended]);
-    return say ? say(text) : null;
+    const voice = await Promise.race([this.#voice, ended]);
+    return voice ? voice.say(text) : null;
   }
 
   /**
@@ -265,6 +276,10 @@ export class AnsweringDetection {
   #decided(verdict: Verdict): void {
     this.#verdict = verdict;
     this.#decidedAfterMs = this.far.nowMs;
+    // A machine: nothing more of a greeting said at the answer goes out (before the verdict is written).
+    if ((verdict === 'voicemail' || verdict === 'screening') && this.#ready?.withdrawGreeting()) {
+      this.#signal({ signal: 'greeting_withdrawn', atMs: this.far.nowMs });
+    }
     this.deps.log.info({ verdict, decidedAfterMs: this.far.nowMs, signals: this.#signals.map((s) => s.signal) }, `answered by ${verdict}`);
     this.#note();
   }

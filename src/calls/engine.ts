@@ -108,7 +108,7 @@ export function startSession(
 }
 
 /** What the voice hears of the call's audio (answering detection holds the far end back until the call goes on); the recording hears it all. */
-export type VoiceGate = (link: TimedLink) => TimedLink;
+type VoiceGate = (link: TimedLink) => TimedLink;
 
 /**
  * Opens a started call's voice: the greeting waits for it, and a provider that fails ends the

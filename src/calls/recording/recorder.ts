@@ -33,14 +33,6 @@ const HOLDBACK_MS = CALLER_GAP_MS + 20;
  */
 const MAX_HELD_MS = 10_000;
 
-/**
- * A call's recording as it runs: both sides of a timed link (timeline.ts) into one stereo PCM16
- * stream at the link's rate, the caller left and the assistant right, silence where neither
- * sent anything. Audio is held only until it can no longer change: the assistant's frames sent
- * ahead of their time may still be cut by a barge-in, so what lies after the timeline's now
- * waits; what lies before it goes to the sink about once a second. So a call of an hour holds a
- * second or two of audio, never the hour.
- */
 /** A side's decoder to PCM16 at the link's own rate; its answer is only valid until its next call. */
 type Decode = (chunk: Buffer) => Int16Array;
 
@@ -64,6 +56,14 @@ function decoderOf(format: AudioFormat): Decode {
   };
 }
 
+/**
+ * A call's recording as it runs: both sides of a timed link (timeline.ts) into one stereo PCM16
+ * stream at the link's rate, the caller left and the assistant right, silence where neither
+ * sent anything. Audio is held only until it can no longer change: the assistant's frames sent
+ * ahead of their time may still be cut by a barge-in, so what lies after the timeline's now
+ * waits; what lies before it goes to the sink about once a second. So a call of an hour holds a
+ * second or two of audio, never the hour.
+ */
 export class CallAudioRecorder implements AudioTap {
   private readonly rate: number;
   private readonly left: Decode;

@@ -59,7 +59,8 @@ import { callSocketPlugin } from './modules/calls/calls.plugin.ts';
 import { composeEngine, type EngineOptions } from './engine.ts';
 import { telephonyMetrics, type Telephony } from './telephony/telephony.ts';
 import { buildRunner } from './workers.ts';
-import { platformLlm } from './modules/analysis/analysis.llm.ts';
+import { organizationLlm } from './modules/analysis/analysis.llm.ts';
+import { organizationAccess } from './modules/providers/provider-access.ts';
 import { analysisRoutes } from './modules/analysis/analysis.routes.ts';
 import { testerRoutes } from './modules/assistant-tests/tester.routes.ts';
 import { recordingRoutes } from './modules/recordings/recordings.routes.ts';
@@ -209,7 +210,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     await org.register(callRecordRoutes);
     await org.register(recordingRoutes, { storage: recordings });
     await org.register(analysisRoutes);
-    await org.register(testerRoutes, { llmFor: platformLlm(ctx, engine.runtime.llm) });
+    await org.register(testerRoutes, { llmFor: organizationLlm(ctx, organizationAccess(ctx), engine.runtime.llm) });
     await org.register(deliveryRoutes);
     await org.register(analyticsRoutes);
   }), { prefix: ORG_PREFIX });

@@ -11,7 +11,8 @@ import { noDialer, type Dialer } from './telephony/dialer.ts';
 import { taskJobs } from './modules/tasks/tasks.jobs.ts';
 import type { Llm } from './calls/llm.ts';
 import { analysisJobs } from './modules/analysis/analysis.jobs.ts';
-import { platformLlm } from './modules/analysis/analysis.llm.ts';
+import { organizationLlm } from './modules/analysis/analysis.llm.ts';
+import { organizationAccess } from './modules/providers/provider-access.ts';
 import { recordingJobs } from './modules/recordings/recordings.jobs.ts';
 import { recordingsSweep } from './modules/recordings/recordings.sweep.ts';
 import { openRecordingStorage, type RecordingStorage } from './modules/recordings/storage.ts';
@@ -22,7 +23,7 @@ export interface RunnerOptions {
   pollMs?: number;
   /** Where recordings are kept (the app's own); by default opened from the config. */
   recordings?: RecordingStorage;
-  /** The LLM analyses are asked of; by default the platform's, from the config. */
+  /** Stands for the platform's LLM in analyses (a strategy naming no `llm`); by default built from the config. */
   llm?: Llm;
 }
 
@@ -45,7 +46,7 @@ export function buildRunner(ctx: Context, options: RunnerOptions = {}): Runner {
   runner.register(deliveryJobs(ctx, { leaseMs: config.leaseMs }));
   const recordings = options.recordings ?? openRecordingStorage(config);
   runner.register(recordingJobs(ctx, recordings, { leaseMs: config.leaseMs }));
-  runner.register(analysisJobs(ctx, platformLlm(ctx, options.llm), { leaseMs: config.leaseMs }));
+  runner.register(analysisJobs(ctx, organizationLlm(ctx, organizationAccess(ctx), options.llm), { leaseMs: config.leaseMs }));
   runner.addSweep(callsSweep(ctx));
   runner.addSweep(recordingsSweep(ctx, recordings));
   runner.addSweep(deliveriesSweep(ctx));

@@ -100,21 +100,29 @@ export function newSession({ store, runtime, voice }: Pick<CallEngine, 'store' |
  * the greeting waits for them (and for `opener`), a failure ends the call saying why.
  */
 export function startSession(
-  engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log, opener?: CallOpener,
+  engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, session: CallSession, setup: CallSetup, transport: CallTransport, link: AudioLink | null, log: Log,
+  opener?: CallOpener, gate?: VoiceGate,
 ): void {
   session.start(transport, setup.voice?.audio, opener);
-  if (setup.voice && link) openCallVoice(engine, { ...setup, voice: setup.voice }, link, session, log);
+  if (setup.voice && link) openCallVoice(engine, { ...setup, voice: setup.voice }, link, session, log, gate);
 }
+
+/** What the voice hears of the call's audio (answering detection holds the far end back until the call goes on); the recording hears it all. */
+type VoiceGate = (link: TimedLink) => TimedLink;
 
 /**
  * Opens a started call's voice: the greeting waits for it, and a provider that fails ends the
  * call saying why. Its audio is placed on the call's timeline (the transcript's times count from
- * here), and recorded from here when its assistant asks for it.
+ * here), and recorded from here when its assistant asks for it: all of it, `gate` or not (the
+ * far end's voicemail greeting is on the recording even though the voice never heard it).
  */
-export function openCallVoice(engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, setup: CallSetup & { voice: VoicePlan }, transportLink: AudioLink, session: CallSession, log: Log): void {
-  const link = timedLink(transportLink, engine.voice.clock);
-  session.useTimeline(link.timeline);
-  if (setup.recording && engine.recordings) record(engine.recordings, setup.callId, link, session, log);
+export function openCallVoice(
+  engine: Pick<CallEngine, 'voice' | 'runtime' | 'recordings'>, setup: CallSetup & { voice: VoicePlan }, transportLink: AudioLink, session: CallSession, log: Log, gate?: VoiceGate,
+): void {
+  const timed = timedLink(transportLink, engine.voice.clock);
+  session.useTimeline(timed.timeline);
+  if (setup.recording && engine.recordings) record(engine.recordings, setup.callId, timed, session, log);
+  const link = gate ? gate(timed) : timed;
   openVoice(engine.voice, {
     plan: setup.voice, link, host: session.voiceHost(),
     signal: AbortSignal.any([session.lifetime, AbortSignal.timeout(VOICE_OPEN_MS)]), lifetime: session.lifetime,

@@ -32,9 +32,14 @@ const nonceOf = (index: number) => {
 const aadOf = (header: Buffer, last: boolean) => Buffer.concat([header, Buffer.from([last ? 1 : 0])]);
 
 export function sealChunk(key: Buffer, header: Buffer, index: number, plain: Buffer, last: boolean): Buffer {
+  return Buffer.concat(sealChunkParts(key, header, index, plain, last));
+}
+
+/** A chunk's record in its parts (ciphertext, the cipher's final bytes, the tag), for a vectored write with no copy of the whole. */
+export function sealChunkParts(key: Buffer, header: Buffer, index: number, plain: Buffer, last: boolean): Buffer[] {
   const cipher = createCipheriv('aes-256-gcm', key, nonceOf(index));
   cipher.setAAD(aadOf(header, last));
-  return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  return [cipher.update(plain), cipher.final(), cipher.getAuthTag()];
 }
 
 export function openChunk(key: Buffer, header: Buffer, index: number, record: Buffer, last: boolean): Buffer {

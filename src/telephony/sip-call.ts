@@ -68,7 +68,7 @@ export async function runSipCall(engine: CallEngine, call: ConnectedSipCall): Pr
         dtmf: (digit) => session.dtmf(digit),
         ...(bridge ? { bridge: (destination: string) => bridge.connect(destination) } : {}),
       });
-      startSession(engine, session, setup, transport, answering ? answering.gate(link) : link, call.log, answering?.opener);
+      startSession(engine, session, setup, transport, link, call.log, answering?.opener, answering?.gate);
       const stop = (): void => {
         void session.end('server_lost');
         // A bridged call is no longer the session's: hanging up the caller's leg ends the other.

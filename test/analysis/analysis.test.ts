@@ -3,11 +3,14 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { until } from '../helpers/until.ts';
+import { createTenant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from '../calls/support/receiver.ts';
+import { connect } from '../calls/support/client.ts';
 import { callRecord, startWorld, type World } from '../calls/support/world.ts';
-import type { Reply } from '../calls/support/llm-server.ts';
+import { startLlmServer, type LlmServer, type Reply } from '../calls/support/llm-server.ts';
 
 const HOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const OWN_KEY = 'sk-own-organization-llm-0123456789';
 const SCHEMA = {
   type: 'object',
   properties: { appointmentBooked: { type: 'boolean' }, day: { type: 'string', enum: ['monday', 'tuesday'] } },
@@ -35,6 +38,8 @@ for (const dialect of DIALECTS) {
   describe(`the analysis of a call fills its conclusion (${dialect})`, () => {
     let w: World;
     let hooks: Receiver;
+    /** An organization's own OpenAI-compatible LLM, beside the platform's (w.llm). */
+    let own: LlmServer;
     const clock = { offsetMs: 0, now: () => new Date(Date.now() + clock.offsetMs) };
     let assistantId: string;
     /** What the fake LLM answers each part with, for the next analysis. */
@@ -43,6 +48,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       hooks = await startReceiver();
+      own = await startLlmServer();
       w = await startWorld(dialect, {}, { clock });
       w.llm.respond = (body) => {
         const part = partOf(body);
@@ -59,6 +65,7 @@ for (const dialect of DIALECTS) {
     after(async () => {
       await w.close();
       await hooks.close();
+      await own.close();
     });
 
     /** A text call in which the caller says each of `lines`, then hangs up; answers its id. */
@@ -209,6 +216,58 @@ for (const dialect of DIALECTS) {
       assert.match(refused.body.message, /no analysis/);
       assert.equal((await w.api('POST', `${w.tenant.orgPath}/calls/${crypto.randomUUID()}/analysis`)).status, 404);
       assert.equal((await w.api('GET', `${w.tenant.orgPath}/conclusions/${crypto.randomUUID()}`)).status, 404);
+    });
+    it('an organization whose strategy names its own LLM gets its analysis there, with its key, at the version the call ran; the platform\'s LLM gets nothing', { timeout: 60_000 }, async () => {
+      const tenant = await createTenant(w.t, 'Own LLM org');
+      const stored = await w.api('POST', `${tenant.orgPath}/provider-credentials`, { provider: 'openai_compatible', apiKey: OWN_KEY, baseUrl: own.baseUrl });
+      assert.equal(stored.status, 201, JSON.stringify(stored.body));
+      const strategy = await w.api('POST', `${tenant.orgPath}/llm-generation-strategies`, { name: 'Own', type: 'text_to_speech', parameters: { llm: { provider: 'openai_compatible', model: 'own-model' } } });
+      assert.equal(strategy.status, 201, JSON.stringify(strategy.body));
+      const assistant = await w.api('POST', `${tenant.orgPath}/assistants`, { name: 'Own', systemPrompt: 'You book appointments.', analysis: ANALYSIS, llmAudioContentGenerationStrategyId: strategy.body.data.id });
+      assert.equal(assistant.status, 201, JSON.stringify(assistant.body));
+      const ownAsked: string[] = [];
+      own.respond = (body) => {
+        const part = partOf(body);
+        if (!part) return { text: 'Certainly.' };
+        ownAsked.push(part);
+        if (part === 'summary') return { text: 'Summarised by the organization\'s own LLM.' };
+        return part === 'success' ? { text: 'true' } : { text: '{"appointmentBooked": true, "day": "tuesday"}' };
+      };
+      const platformFrom = w.llm.requests.length;
+      const started = await w.api('POST', `${tenant.orgPath}/assistants/${assistant.body.data.id}/calls`, {});
+      assert.equal(started.status, 201, JSON.stringify(started.body));
+      const client = await connect(started.body.data.websocketUrl);
+      await client.next('call_started');
+      for (const text of ['I would like an appointment.', 'Tuesday, please.']) {
+        client.send({ type: 'user_message', text });
+        await client.next('turn_done', 10_000);
+      }
+      client.send({ type: 'end' });
+      await client.closed;
+      const callId = started.body.data.id as string;
+      const read = async () => {
+        await w.t.app.runner.tick();
+        await w.t.app.runner.idle();
+        return callRecord({ ...w, tenant }, callId);
+      };
+      const done = await until('the analysis', read, (c) => c.conclusion?.analysisStatus === 'done', 20_000);
+      assert.equal(done.conclusion.summary, 'Summarised by the organization\'s own LLM.');
+      assert.deepEqual(done.conclusion.data, { appointmentBooked: true, day: 'tuesday' });
+      assert.equal(done.conclusion.success, true);
+      assert.deepEqual(ownAsked, ['summary', 'data', 'success']);
+      const analysed = own.requests.map((body, i) => ({ body, headers: own.headers[i]! })).filter((r) => partOf(r.body));
+      assert.ok(analysed.every((r) => r.body.model === 'own-model' && r.body.temperature === 0), JSON.stringify(analysed.map((r) => [r.body.model, r.body.temperature])));
+      assert.ok(analysed.every((r) => r.headers.authorization === `Bearer ${OWN_KEY}`), 'the organization\'s key');
+      assert.deepEqual(w.llm.requests.slice(platformFrom), [], 'the platform\'s LLM served neither the call nor its analysis');
+
+      // The assistant moves to a strategy naming no LLM (the platform's): the call ran the version before, so its analysis stays with its own.
+      const platformStrategy = await w.api('POST', `${tenant.orgPath}/llm-generation-strategies`, { name: 'Platform', type: 'text_to_speech', parameters: { model: 'test-model' } });
+      assert.equal((await w.api('PATCH', `${tenant.orgPath}/assistants/${assistant.body.data.id}`, { llmAudioContentGenerationStrategyId: platformStrategy.body.data.id })).status, 200);
+      const ownFrom = own.requests.length;
+      assert.equal((await w.api('POST', `${tenant.orgPath}/calls/${callId}/analysis`)).status, 200);
+      await until('the analysis again', read, (c) => c.conclusion?.analysisStatus === 'done', 20_000);
+      assert.equal(own.requests.length - ownFrom, 3, 'asked of its own LLM again');
+      assert.deepEqual(w.llm.requests.slice(platformFrom), []);
     });
   });
 }

@@ -2,9 +2,10 @@
 // far end made with espeak-ng (a voicemail greeting with a beep, one without, call-screening
 // prompts, a person saying "Hello?") and records what it hears. The record, the task's attempt,
 // the call_ended hook and the overview must tell who answered and what the agent did, and a left
-// message must be in the phone's recording after the beep. The greeting goes out at the answer
-// (the default) and is withdrawn on a machine; greeting after_verdict keeps it for a person's
-// verdict. Both databases.
+// message must be in the phone's recording after the beep, and the call's own recording holds the
+// far end's greeting (heard while detection listened) before the message. The greeting goes out at
+// the answer (the default) and is withdrawn on a machine; greeting after_verdict keeps it for a
+// person's verdict. Both databases.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bestCorrelation, readWav, segmentedCorrelation, writeWav } from '../helpers/audio.ts';
 import { startBaresip, type Baresip } from '../helpers/baresip.ts';
+import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/dialects.ts';
 import { startKamailio, type Kamailio } from '../helpers/kamailio.ts';
 import { until } from '../helpers/until.ts';
@@ -20,6 +22,7 @@ import { settledTask, startWorld, type World } from '../calls/support/world.ts';
 import { startElevenLabsFake, type ElevenLabsFake, type SentSentence } from '../voice/fakes/elevenlabs.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
 import { buildCall, type CallSpec, type CorpusCall } from './support/answering-corpus.ts';
+import { alignedInPieces, splitWav } from '../recordings/support.ts';
 
 const XI_KEY = 'xi-test-key-0123456789';
 const DG_KEY = 'dg-test-key-0123456789';
@@ -98,6 +101,29 @@ function locate(reference: Int16Array, recording: Int16Array): { atMs: number; c
 }
 
 /**
+ * How far (ms) into the far end's file `far` a channel begins (negative: the channel begins
+ * before the file plays): the shift whose 10 ms envelopes correlate best, within 5 s either way.
+ */
+function farEndLag(far: Int16Array, channel: Int16Array): number {
+  const a = envelope(far);
+  const b = envelope(channel);
+  let best = { score: -1, lag: 0 };
+  for (let lag = -500; lag <= 500; lag++) {
+    let [ab, aa, bb] = [0, 0, 0];
+    for (let i = 0; i < a.length; i++) {
+      const j = i - lag;
+      const y = j >= 0 && j < b.length ? b[j]! : 0;
+      ab += a[i]! * y;
+      aa += a[i]! ** 2;
+      bb += y ** 2;
+    }
+    const score = aa && bb ? ab / Math.sqrt(aa * bb) : 0;
+    if (score > best.score) best = { score, lag };
+  }
+  return best.lag * 10;
+}
+
+/**
  * The phone's recording of what it heard starts with the first packet it got (baresip writes
  * received frames only), so order is judged on the wall clock: the far end's file plays from the
  * phone's CALL_ESTABLISHED on, and none of a sentence can be heard before its text reached the
@@ -172,6 +198,7 @@ for (const dialect of DIALECTS) {
       w = await startWorld(dialect, {
         ELEVENLABS_API_KEY: XI_KEY, ELEVENLABS_BASE_URL: tts.url, DEEPGRAM_API_KEY: DG_KEY, DEEPGRAM_BASE_URL: stt.url,
         PARLEY_DIALER: 'sip', PARLEY_SIP_PORT: '0', PARLEY_RTP_PORTS: '25000-25049', PARLEY_RING_SECONDS: '10', PARLEY_RETRY_BASE_SECONDS: '600',
+        PARLEY_RECORDINGS_DIR: join(dir, 'recordings'),
       });
       const strategy = await w.api('POST', `${w.tenant.orgPath}/llm-generation-strategies`, {
         name: 'Phone voice', type: 'text_to_speech',
@@ -200,8 +227,8 @@ for (const dialect of DIALECTS) {
       await rm(dir, { recursive: true, force: true });
     });
 
-    it('a voicemail box with a beep: the greeting said at the answer is withdrawn at the verdict; the agent waits for the beep, leaves its message, hangs up; the task is completed', { timeout: 150_000 }, async () => {
-      const agentId = await agent({ action: 'leave_message', message: MESSAGE }, { systemPromptGreeting: LONG_GREETING });
+    it('a voicemail box with a beep: the greeting said at the answer is withdrawn at the verdict; the agent waits for the beep, leaves its message, hangs up; the task is completed; the recording holds the far end\'s greeting', { timeout: 150_000 }, async () => {
+      const agentId = await agent({ action: 'leave_message', message: MESSAGE }, { systemPromptGreeting: LONG_GREETING, recording: { enabled: true } });
       const { phone, call } = phones.get('beep')!;
       stt.setTranscripts(call.sentences);
       const ttsFrom = tts.sent.length;
@@ -251,6 +278,26 @@ for (const dialect of DIALECTS) {
       assert.ok(rest, 'the message\'s second sentence was spoken');
       const after = locate(rest.pcm, heard);
       assert.ok(after.correlation >= 0.9 && after.atMs > found.atMs, `the whole message is on the recording: correlation ${after.correlation.toFixed(3)} at ${after.atMs} ms; the recording lasts ${heard.length / 8} ms, the first sentence ${first.pcm.length / 8} ms from ${found.atMs} ms, the second ${rest.pcm.length / 8} ms`);
+      // The call's recording: the far end (left) from the answer, though the voice heard none of it
+      // before the verdict; the message (right) after the greeting and the beep, as the phone heard it.
+      const stored = await until('the recording to be stored', async () => {
+        await w.t.app.runner.tick();
+        return (await w.api('GET', `${w.tenant.orgPath}/calls/${record.id}`)).body.data;
+      }, (c) => c.recording?.status === 'ready', 30_000);
+      const download = await fetch(`${w.address}${w.tenant.orgPath}/calls/${stored.id}/recording`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      assert.equal(download.status, 200);
+      const { left: farEnd, right: ours } = splitWav(Buffer.from(await download.arrayBuffer()));
+      // Where the far end's file lies on the left channel (its 10 ms envelope over the greeting and
+      // the beep), then the greeting's last seconds there piece by piece (its first words may come
+      // before the voice opened: the call's setup is read after the answer), as for all RTP speech.
+      const lagMs = farEndLag(call.pcm.subarray(0, (call.beep!.endMs + 200) * 8), farEnd);
+      const tailFromMs = Math.max(call.speechStartMs, call.beep!.startMs - 2500);
+      const tail = alignedInPieces(call.pcm.subarray(tailFromMs * 8, call.beep!.startMs * 8), farEnd, 8000, tailFromMs - lagMs, { toleranceMs: 60, pieceMs: 200, follow: true, leaveOut: 0.25 });
+      assert.ok(tail.ncc >= 0.8, `the far end's greeting is on the left channel ${-lagMs} ms from the file's start: NCC ${tail.ncc.toFixed(3)} (${tail.pieces})`);
+      const beepEndAt = call.beep!.endMs - lagMs;
+      const messageAt = locate(first.pcm, ours);
+      assert.ok(messageAt.correlation >= 0.9, `the message is on the right channel: correlation ${messageAt.correlation.toFixed(3)}`);
+      assert.ok(messageAt.atMs > beepEndAt - CLOCK_MARGIN_MS && messageAt.atMs < beepEndAt + 3000, `the message follows the beep's end on the recording as at the phone: at ${messageAt.atMs} ms, the beep ended at ${beepEndAt} ms`);
     });
 
     it('greeting after_verdict, a voicemail box without a beep: nothing is said before the verdict, and the message starts once the greeting is over', { timeout: 150_000 }, async () => {

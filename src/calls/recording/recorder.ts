@@ -1,10 +1,14 @@
-import { createDecoder, type AudioDecoder, type AudioFormat } from '../../voice/audio/format.ts';
+import alawmulaw from 'alawmulaw';
+import { createDecoder, type AudioFormat } from '../../voice/audio/format.ts';
 import { samplesToBytes } from '../../voice/audio/pcm.ts';
 import { CALLER_GAP_MS, type AudioTap, type AudioTimeline } from '../voice/timeline.ts';
 
 /** Where a call's recording goes as it is made: the store seals and keeps it (the engine declares, a feature implements). */
 export interface RecordingSink {
-  /** The next samples: stereo PCM16 little-endian, interleaved (caller left, assistant right), in order. */
+  /**
+   * The next samples: stereo PCM16 little-endian, interleaved (caller left, assistant right), in
+   * order. The buffer is the recorder's own, reused once this returns: copy what is kept.
+   */
   write(pcm: Buffer): void;
   /** The call's audio is over; resolves once the recording is kept (it may still have to be stored away). */
   finish(summary: { bytes: number; durationMs: number }): Promise<void>;
@@ -29,6 +33,29 @@ const HOLDBACK_MS = CALLER_GAP_MS + 20;
  */
 const MAX_HELD_MS = 10_000;
 
+/** A side's decoder to PCM16 at the link's own rate; its answer is only valid until its next call. */
+type Decode = (chunk: Buffer) => Int16Array;
+
+/**
+ * G.711 (SIP, Twilio) decoded through a table into a buffer the side reuses: the recorder runs
+ * on the main thread for every frame of every recorded call, and what it allocates per frame the
+ * collector reclaims there, in pauses the calls' audio waits behind.
+ */
+function decoderOf(format: AudioFormat): Decode {
+  if (format.encoding === 'pcm_s16le') {
+    const decoder = createDecoder(format, format.sampleRate);
+    return (chunk) => decoder.decode(chunk);
+  }
+  const law = format.encoding === 'mulaw' ? alawmulaw.mulaw : alawmulaw.alaw;
+  const table = law.decode(Uint8Array.from({ length: 256 }, (_, i) => i));
+  let out = new Int16Array(160);
+  return (chunk) => {
+    if (out.length < chunk.length) out = new Int16Array(chunk.length);
+    for (let i = 0; i < chunk.length; i++) out[i] = table[chunk[i]!]!;
+    return out.subarray(0, chunk.length);
+  };
+}
+
 /**
  * A call's recording as it runs: both sides of a timed link (timeline.ts) into one stereo PCM16
  * stream at the link's rate, the caller left and the assistant right, silence where neither
@@ -39,8 +66,8 @@ const MAX_HELD_MS = 10_000;
  */
 export class CallAudioRecorder implements AudioTap {
   private readonly rate: number;
-  private readonly left: AudioDecoder;
-  private readonly right: AudioDecoder;
+  private readonly left: Decode;
+  private readonly right: Decode;
   /** Interleaved samples from `base` (the first sample not yet written out). */
   private held = new Int16Array(0);
   private base = 0;
@@ -51,16 +78,16 @@ export class CallAudioRecorder implements AudioTap {
 
   constructor(format: AudioFormat, private readonly timeline: AudioTimeline, private readonly sink: RecordingSink) {
     this.rate = format.sampleRate;
-    this.left = createDecoder(format, format.sampleRate);
-    this.right = createDecoder(format, format.sampleRate);
+    this.left = decoderOf(format);
+    this.right = decoderOf(format);
   }
 
   caller(chunk: Buffer, at: number): void {
-    this.place(0, this.left.decode(chunk), at);
+    this.place(0, this.left(chunk), at);
   }
 
   assistant(frame: Buffer, at: number): void {
-    this.place(1, this.right.decode(frame), at);
+    this.place(1, this.right(frame), at);
   }
 
   cut(at: number): void {
@@ -106,16 +133,21 @@ export class CallAudioRecorder implements AudioTap {
     this.held = grown;
   }
 
-  /** Writes out every sample before `upTo` (silence where nothing was placed). */
+  /**
+   * Writes out every sample before `upTo` (silence where nothing was placed): the sink is handed
+   * a view of the held samples, which it copies, and only what was placed after them moves down
+   * (not the whole buffer), with nothing allocated.
+   */
   private writeOut(upTo: number): void {
     const count = upTo - this.base;
     if (count <= 0) return;
     this.reserve(upTo);
-    const out = samplesToBytes(this.held.slice(0, count * 2));
-    this.held.copyWithin(0, count * 2);
-    this.held.fill(0, this.held.length - count * 2);
-    this.base = upTo;
+    const out = samplesToBytes(this.held.subarray(0, count * 2));
     this.bytes += out.length;
     this.sink.write(out);
+    const used = Math.max(upTo, ...this.ends) - this.base;
+    this.held.copyWithin(0, count * 2, used * 2);
+    this.held.fill(0, (used - count) * 2, used * 2);
+    this.base = upTo;
   }
 }

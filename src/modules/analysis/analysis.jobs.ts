@@ -11,7 +11,7 @@ import { loadLog, refOf, successCounter } from '../calls/calls.repository.ts';
 import type { ConclusionTable } from '../calls/calls.table.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 import { nextAttemptAt } from '../events/schedule.ts';
-import type { LlmForCall } from './analysis.llm.ts';
+import { isCallLlm, type LlmForCall } from './analysis.llm.ts';
 import { analyzeCall, type AnalysisResult } from './analysis.run.ts';
 import { analysisSettingOf } from './analysis.schedule.ts';
 
@@ -112,9 +112,12 @@ export function analysisJobs(ctx: Context, llmFor: LlmForCall, options: { leaseM
       const values = readJson<Record<string, unknown>>(call.user_values);
       const log = (await loadLog(kysely, [call.id])).get(call.id);
       const transcript = log?.transcript.length ? log.transcript : readJson<[]>(row.transcript);
+      // The LLM of the call's strategy at the version the call ran; one it could not use (no key
+      // yet, a refused base URL) is tried again like a failing one: the operator may add the key.
+      const target = await llmFor({ organizationId: call.organization_id, strategyId: source.strategy_id });
+      if (!isCallLlm(target)) return failed(row, `${target.source}: ${target.message}`, true);
       let result: AnalysisResult;
       try {
-        const target = await llmFor({ organizationId: call.organization_id, strategyId: source.strategy_id });
         result = await analyzeCall(target, setting, {
           systemPrompt: source.system_prompt ? fillPlaceholders(source.system_prompt, values, LIMITS.systemPrompt).text : null,
           transcript, toolInvocations: log?.toolInvocations ?? [], startedAt: call.started_at,
@@ -123,6 +126,8 @@ export function analysisJobs(ctx: Context, llmFor: LlmForCall, options: { leaseM
         if (signal.aborted) return; // stopping: the lease brings it back
         const failure = describeLlmFailure(err);
         return failed(row, `${failure.statusCode ? `HTTP ${failure.statusCode}: ` : ''}${failure.message}`, true);
+      } finally {
+        await target.close();
       }
       await finish(row, result);
     },

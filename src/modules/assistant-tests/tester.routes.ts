@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { LlmForCall } from '../analysis/analysis.llm.ts';
 import { Envelope, envelope, responses } from '../../http/envelope.ts';
 import { OrgParams } from '../../http/schemas.ts';
-import { callerTurn, judge, testerFor } from './tester.ts';
+import { callerTurn, judge, withTester } from './tester.ts';
 import { CallerTurn, CallerTurnRequest, Judgment, JudgmentRequest } from './tester.schemas.ts';
 
 const tags = ['Assistant tests'];
@@ -21,7 +21,7 @@ export const testerRoutes: FastifyPluginAsyncTypebox<{ llmFor: LlmForCall }> = a
         'conversation so far, answers their next words and whether they hang up. Uses the LLM that calls use (503 when it fails). Stores nothing.',
       params: OrgParams, body: CallerTurnRequest, response: responses(200, Envelope(CallerTurn), [503]),
     },
-  }, async (request) => envelope(request, await callerTurn(await testerFor(llmFor, request.params.organizationId), request.body)));
+  }, async (request) => envelope(request, await withTester(llmFor, request.params.organizationId, (tester) => callerTurn(tester, request.body))));
 
   app.post('/assistant-tests/judgments', {
     config: { auth },
@@ -31,5 +31,5 @@ export const testerRoutes: FastifyPluginAsyncTypebox<{ llmFor: LlmForCall }> = a
         'A judge\'s answer that cannot be read is a failed verdict saying so. 503 when the LLM fails. Stores nothing.',
       params: OrgParams, body: JudgmentRequest, response: responses(200, Envelope(Judgment), [503]),
     },
-  }, async (request) => envelope(request, { verdicts: await judge(await testerFor(llmFor, request.params.organizationId), request.body) }));
+  }, async (request) => envelope(request, { verdicts: await withTester(llmFor, request.params.organizationId, (tester) => judge(tester, request.body)) }));
 };

@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { describeLlmFailure, type Llm, type LlmSettings } from '../../calls/llm.ts';
 import { AppError } from '../../http/errors.ts';
-import type { LlmForCall } from '../analysis/analysis.llm.ts';
+import { isCallLlm, type LlmForCall } from '../analysis/analysis.llm.ts';
 import type { CallerTurn, CallerTurnRequest, JudgmentRequest, Verdict } from './tester.schemas.ts';
 
 /** The LLM that plays callers and judges transcripts, and how. */
@@ -13,13 +13,25 @@ export interface Tester {
 
 /**
  * Which LLM plays the caller of a test and judges its transcript: the organization's LLM as the
- * analysis of calls resolves it (analysis.llm.ts, the one answer to "which LLM does this
- * organization use"; today the platform's OPENAI_* endpoint and its default model). A caller
+ * analysis of calls resolves it for a strategy that names no LLM (analysis.llm.ts: the platform's
+ * OPENAI_* endpoint and its default model). A caller
  * varies a little (temperature 0.7), a judge does not (0).
  */
-export async function testerFor(llmFor: LlmForCall, organizationId: string): Promise<Tester> {
-  const { llm, settings } = await llmFor({ organizationId, strategyId: null });
-  return { llm, caller: { model: settings.model, temperature: 0.7 }, judge: { model: settings.model, temperature: 0 } };
+export async function testerFor(llmFor: LlmForCall, organizationId: string): Promise<Tester & { close(): Promise<void> }> {
+  const chosen = await llmFor({ organizationId, strategyId: null });
+  if (!isCallLlm(chosen)) throw new AppError(503, `The tester LLM cannot be used: ${chosen.message}`);
+  const { llm, settings, close } = chosen;
+  return { llm, caller: { model: settings.model, temperature: 0.7 }, judge: { model: settings.model, temperature: 0 }, close };
+}
+
+/** Runs `use` with the organization's tester LLM, and lets go of the LLM's clients afterwards. */
+export async function withTester<T>(llmFor: LlmForCall, organizationId: string, use: (tester: Tester) => Promise<T>): Promise<T> {
+  const tester = await testerFor(llmFor, organizationId);
+  try {
+    return await use(tester);
+  } finally {
+    await tester.close();
+  }
 }
 
 /** The words the caller ends with to hang up. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { RecordingSink, RecordingStore } from '../../calls/recording/recorder.ts';
 import type { Log } from '../../calls/record.ts';
 import type { Context } from '../../context.ts';
-import { sealChunk, streamHeader } from '../../crypto/chunked-cipher.ts';
+import { sealChunkParts, streamHeader } from '../../crypto/chunked-cipher.ts';
 import { RETRY_WINDOW_MS } from '../events/schedule.ts';
 import { makePrivateDir, type RecordingStorage } from './storage.ts';
 
@@ -32,8 +32,11 @@ export function recordingStore(ctx: Pick<Context, 'db' | 'clock' | 'secrets' | '
 
 class SpoolWriter implements RecordingSink {
   private readonly spool: Promise<Spool | null>;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** The spool once it is open: chunks are sealed as they fill, with no copy kept. */
+  private ready: Spool | null = null;
+  /** The chunk being filled: one buffer per recording, reused (the collector has nothing to reclaim per chunk). */
+  private readonly plain = Buffer.allocUnsafe(CHUNK_BYTES);
+  private filled = 0;
   private index = 0;
   private writes: Promise<void> = Promise.resolve();
   /** A write failed: the spool has a hole, and the recording is not kept. */
@@ -46,20 +49,25 @@ class SpoolWriter implements RecordingSink {
     private readonly sampleRate: number,
     private readonly channels: number,
   ) {
-    this.spool = this.begin().catch((err: unknown) => {
+    this.spool = this.begin().then((spool) => (this.ready = spool)).catch((err: unknown) => {
       (ctx.log as Log).error({ err, callId }, 'could not start the call recording; the call goes on unrecorded');
       return null;
     });
   }
 
+  /** Copies `pcm` (the recorder reuses its buffer), sealing each chunk as it fills. */
   write(pcm: Buffer): void {
-    this.pending.push(pcm);
-    this.pendingBytes += pcm.length;
-    while (this.pendingBytes >= CHUNK_BYTES) this.seal(this.take(CHUNK_BYTES), false);
+    for (let from = 0; from < pcm.length;) {
+      const n = Math.min(pcm.length - from, CHUNK_BYTES - this.filled);
+      pcm.copy(this.plain, this.filled, from, from + n);
+      this.filled += n;
+      from += n;
+      if (this.filled === CHUNK_BYTES) this.seal(false);
+    }
   }
 
   async finish(summary: { bytes: number; durationMs: number }): Promise<void> {
-    this.seal(this.take(this.pendingBytes), true);
+    this.seal(true);
     await this.writes;
     const spool = await this.spool;
     if (!spool) return;
@@ -99,18 +107,17 @@ class SpoolWriter implements RecordingSink {
     return { file, path, key, header };
   }
 
-  private take(bytes: number): Buffer {
-    const all = Buffer.concat(this.pending);
-    this.pending = bytes < all.length ? [all.subarray(bytes)] : [];
-    this.pendingBytes = all.length - bytes;
-    return all.subarray(0, bytes);
-  }
-
-  private seal(plain: Buffer, last: boolean): void {
+  /** Seals the chunk filled so far (at once when the spool is open; else a copy waits for it) and queues its write. */
+  private seal(last: boolean): void {
     const index = this.index++;
+    const plain = this.plain.subarray(0, this.filled);
+    this.filled = 0;
+    const open = this.ready;
+    const sealed = open ? sealChunkParts(open.key, open.header, index, plain, last) : null;
+    const waiting = sealed ? null : Buffer.from(plain);
     this.writes = this.writes.then(async () => {
       const spool = await this.spool;
-      if (spool) await spool.file.write(sealChunk(spool.key, spool.header, index, plain, last));
+      if (spool) await spool.file.writev(sealed ?? sealChunkParts(spool.key, spool.header, index, waiting!, last));
     }).catch((err: unknown) => {
       this.broken = true;
       (this.ctx.log as Log).error({ err, callId: this.callId }, 'could not write the call recording');

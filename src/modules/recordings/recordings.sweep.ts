@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { Context } from '../../context.ts';
 import type { Sweep } from '../../jobs/runner.ts';
+import { removeStraySpools } from './stray-spools.ts';
 import type { RecordingStorage } from './storage.ts';
 
 const BATCH = 100;
@@ -11,7 +12,8 @@ const ORPHAN_MS = 5 * 60_000;
  * Recordings past PARLEY_RECORDING_RETENTION_DAYS (counted from their call's start) are removed
  * from the folder or bucket and kept as `deleted`; those whose spool never became a whole
  * recording (the process died during the call: the last chunk was never sealed) are `failed`,
- * their spool removed when it is on this machine.
+ * their spool removed when it is on this machine; and spool files nothing will read again (a
+ * process died between a recording's `ready` and the spool's removal) are removed.
  */
 export function recordingsSweep(ctx: Context, storage: RecordingStorage): Sweep {
   const { kysely } = ctx.db;
@@ -43,7 +45,7 @@ export function recordingsSweep(ctx: Context, storage: RecordingStorage): Sweep 
           .where('call_id', '=', row.call_id).where('status', '=', 'recording').executeTakeFirst();
         changed += Number(result.numUpdatedRows);
       }
-      return changed;
+      return changed + (await removeStraySpools(ctx, storage.spoolDir, now, ORPHAN_MS, BATCH));
     },
   };
 }

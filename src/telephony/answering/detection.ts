@@ -1,7 +1,7 @@
 import type { Timers } from '../../calls/dtmf.ts';
 import type { Log } from '../../calls/record.ts';
 import type { CallOpener, OpenerVoice } from '../../calls/session.ts';
-import type { AudioLink } from '../../calls/voice/link.ts';
+import type { TimedLink } from '../../calls/voice/timeline.ts';
 import type {
   CallDetection, DetectionAction, DetectionSignal, Verdict, VoicemailDetection,
 } from '../../calls/voicemail-detection.ts';
@@ -87,20 +87,26 @@ export class AnsweringDetection {
     },
   };
 
-  /** The link the voice is opened on: the far end's audio reaches the voice once the call goes on as with a person. */
-  gate(link: AudioLink): AudioLink {
-    const listeners: ((chunk: Buffer) => void)[] = [];
-    link.onAudio((chunk) => {
-      if (this.#open) for (const listener of listeners) listener(chunk);
+  /**
+   * The link the voice is opened on: the far end's audio reaches the voice once the call goes on
+   * as with a person. The gate sits on the call's timeline, not under it: the recording (a tap of
+   * the timeline) keeps the far end from the start, greeting and beep included, in its place.
+   */
+  readonly gate = (link: TimedLink): TimedLink => {
+    const listeners: ((chunk: Buffer, at?: number) => void)[] = [];
+    link.onAudio((chunk, at) => {
+      if (this.#open) for (const listener of listeners) listener(chunk, at);
     });
     return {
       format: link.format,
       lead: link.lead,
+      timeline: link.timeline,
+      tap: (tap) => link.tap(tap),
       sendFrame: (frame, startsRun) => link.sendFrame(frame, startsRun),
       flushPeer: () => link.flushPeer(),
       onAudio: (listener) => void listeners.push(listener),
     };
-  }
+  };
 
   /**
    * What it means for the agent's task, once detection is over: a person (or no verdict) is a

@@ -20,8 +20,8 @@ export interface Tester {
 export async function testerFor(llmFor: LlmForCall, organizationId: string): Promise<Tester & { close(): Promise<void> }> {
   const chosen = await llmFor({ organizationId, strategyId: null });
   if (!isCallLlm(chosen)) throw new AppError(503, `The tester LLM cannot be used: ${chosen.message}`);
-  const { llm, settings, close } = chosen;
-  return { llm, caller: { model: settings.model, temperature: 0.7 }, judge: { model: settings.model, temperature: 0 }, close };
+  const { llm, settings } = chosen;
+  return { llm, caller: { model: settings.model, temperature: 0.7 }, judge: { model: settings.model, temperature: 0 }, close: () => chosen.close() };
 }
 
 /** Runs `use` with the organization's tester LLM, and lets go of the LLM's clients afterwards. */

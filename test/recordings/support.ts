@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { readWav } from '../../src/voice/audio/wav.ts';
 import { bytesToSamples } from '../../src/voice/audio/pcm.ts';
+export { energyBounds as speechBounds } from '../voice/support/compare.ts';
 
 export interface Stereo {
   sampleRate: number;
@@ -55,20 +56,6 @@ export function alignedAt(reference: Int16Array, channel: Int16Array, sampleRate
   return best;
 }
 
-/** Where speech begins and ends: the first and last 10 ms above a tenth of the loudest (samples). */
-export function speechBounds(pcm: Int16Array, sampleRate: number): { start: number; end: number } {
-  const frame = Math.round(sampleRate / 100);
-  const levels: number[] = [];
-  for (let at = 0; at + frame <= pcm.length; at += frame) {
-    let sum = 0;
-    for (let i = at; i < at + frame; i++) sum += pcm[i]! * pcm[i]!;
-    levels.push(Math.sqrt(sum / frame));
-  }
-  const threshold = Math.max(...levels) / 10;
-  const first = levels.findIndex((v) => v > threshold);
-  const last = levels.length - 1 - [...levels].reverse().findIndex((v) => v > threshold);
-  return { start: first * frame, end: (last + 1) * frame };
-}
 
 /** How alignedInPieces judges the pieces of a line. */
 export interface PieceRules {

@@ -122,9 +122,12 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(entries, [['assistant', GREETING], ['user', 'When do you open tomorrow?'], ['assistant', ANSWER]]);
         const [greeting, user, answer] = call.transcript;
         const sentences = tts.sent.slice(ttsFrom);
-        const greet = alignedInPieces(sentences[0]!.pcm, right, RATE, greeting.startMs);
+        // Each piece on its own, the worst quarter left out: a send the busy main thread made late
+        // shifts what follows on the recording as on the wire (docs/testing.md).
+        const pieces = { follow: true, leaveOut: 0.25 };
+        const greet = alignedInPieces(sentences[0]!.pcm, right, RATE, greeting.startMs, pieces);
         assert.ok(greet.ncc >= 0.9, `the right channel holds the greeting at ${greeting.startMs} ms: NCC ${greet.ncc} (${greet.pieces})`);
-        const said = alignedInPieces(sentences[1]!.pcm, right, RATE, answer.startMs);
+        const said = alignedInPieces(sentences[1]!.pcm, right, RATE, answer.startMs, pieces);
         assert.ok(said.ncc >= 0.9, `the right channel holds the answer at ${answer.startMs} ms: NCC ${said.ncc} (${said.pieces})`);
         // The phone's side is what our jitter buffer played: when it runs dry on a busy machine it
         // plays silence and builds its depth up again, and it drops a frame when it runs too full,

@@ -16,7 +16,7 @@ import { connect, talk } from '../calls/support/client.ts';
 import { startReceiver, type Receiver } from '../calls/support/receiver.ts';
 import { connectTwilioStream } from '../calls/support/twilio-client.ts';
 import { callRecord, startWorld, type World } from '../calls/support/world.ts';
-import { alignedAt, speechBounds, splitWav } from './support.ts';
+import { alignedAt, alignedInPieces, speechBounds, splitWav } from './support.ts';
 
 const XI_KEY = 'xi-test-key-0123456789';
 const DG_KEY = 'dg-test-key-0123456789';
@@ -137,10 +137,13 @@ for (const dialect of DIALECTS) {
       const [greeting, user, answer] = call.transcript;
       assert.deepEqual([greeting.role, user.role, answer.role], ['assistant', 'user', 'assistant']);
       for (const entry of call.transcript) assert.ok(Number.isInteger(entry.startMs) && entry.endMs >= entry.startMs, JSON.stringify(entry));
-      const greet = alignedAt(toRate(sentences[0]!, 16000), right, sampleRate, greeting.startMs);
-      assert.ok(greet.ncc >= 0.9, `the right channel holds the greeting at ${greeting.startMs} ms: NCC ${greet.ncc}`);
-      const ans = alignedAt(toRate(sentences[1]!, 16000), right, sampleRate, answer.startMs);
-      assert.ok(ans.ncc >= 0.9, `the right channel holds the answer at ${answer.startMs} ms: NCC ${ans.ncc}`);
+      // In pieces, as for all speech (docs/testing.md): a send the busy event loop made late shifts
+      // what follows it on the recording, as it shifted it on the wire.
+      const pieces = { follow: true, leaveOut: 0.25 };
+      const greet = alignedInPieces(toRate(sentences[0]!, 16000), right, sampleRate, greeting.startMs, pieces);
+      assert.ok(greet.ncc >= 0.9, `the right channel holds the greeting at ${greeting.startMs} ms: NCC ${greet.ncc} (${greet.pieces})`);
+      const ans = alignedInPieces(toRate(sentences[1]!, 16000), right, sampleRate, answer.startMs, pieces);
+      assert.ok(ans.ncc >= 0.9, `the right channel holds the answer at ${answer.startMs} ms: NCC ${ans.ncc} (${ans.pieces})`);
       const bounds = speechBounds(caller, callerRate);
       const said = toRate(caller.subarray(bounds.start, bounds.end), callerRate);
       const asked = alignedAt(said, left, sampleRate, user.startMs);

@@ -12,7 +12,7 @@ import type { Kind } from '../api/types';
  */
 
 /** The most a test may take before its caller hangs up, as `parley test --timeout` defaults. */
-export const TEST_TIMEOUT_MS = 120_000;
+const TEST_TIMEOUT_MS = 120_000;
 
 /** The browser's WebSocket as the runner's call socket. */
 const openBrowserSocket: OpenCallSocket = (url, on) => {
@@ -34,7 +34,7 @@ export function readSuite(text: string, kind: Kind, name: string): Suite {
   return suite;
 }
 
-export interface Owner {
+interface Owner {
   id: string;
   systemPromptGreeting?: string | null;
   extensions?: readonly { type: string; parameters?: unknown }[];

@@ -100,8 +100,8 @@ export default function Tests({ kind }: { kind: Kind }) {
         Each test is a real call to this {kind} in text: its tool webhooks are answered by the file's mocks and never called,
         the caller is scripted or played by an LLM, and what the {kind} said is checked. The format is the one of <code>parley test</code>.
       </p>
-      <TextArea label="Test file (YAML)" rows={14} value={text} placeholder={EXAMPLE} spellCheck={false}
-        onChange={(e) => setText(e.target.value)} hint={`Name this ${kind}: ${kind}: ${owner.data?.name ?? ''}`} />
+      <TextArea label="Test file (YAML)" rows={10} value={text} placeholder={EXAMPLE} spellCheck={false}
+        onChange={(e) => setText(e.target.value)} hint={`The file names this ${kind}: "${kind}: ${owner.data?.name ?? ''}"`} />
       <div className="row">
         <label className="button">Load a file… <input type="file" accept=".yaml,.yml,text/yaml" onChange={(e) => void load(e)} hidden /></label>
         {runnable && !running && <button type="button" className="primary" disabled={!text.trim() || !owner.data} onClick={() => void run()}>Run</button>}

@@ -9,6 +9,7 @@ const Overview = lazy(() => import('./pages/Overview'));
 const AssistantList = lazy(() => import('./pages/AssistantList'));
 const AssistantPage = lazy(() => import('./pages/AssistantPage'));
 const History = lazy(() => import('./pages/History'));
+const Tests = lazy(() => import('./pages/Tests'));
 const Tasks = lazy(() => import('./pages/Tasks'));
 const Strategies = lazy(() => import('./pages/Strategies'));
 const StrategyPage = lazy(() => import('./pages/StrategyPage'));
@@ -39,9 +40,11 @@ export function App() {
           <Route path="/assistants" element={<AssistantList kind="assistant" />} />
           <Route path="/assistants/:id" element={<AssistantPage kind="assistant" />} />
           <Route path="/assistants/:id/history" element={<History kind="assistant" />} />
+          <Route path="/assistants/:id/tests" element={<Tests kind="assistant" />} />
           <Route path="/agents" element={<AssistantList kind="agent" />} />
           <Route path="/agents/:id" element={<AssistantPage kind="agent" />} />
           <Route path="/agents/:id/history" element={<History kind="agent" />} />
+          <Route path="/agents/:id/tests" element={<Tests kind="agent" />} />
           <Route path="/agents/:id/tasks" element={<Tasks />} />
           <Route path="/strategies" element={<Strategies />} />
           <Route path="/strategies/:id" element={<StrategyPage />} />

@@ -84,6 +84,7 @@ export default function AssistantPage({ kind }: { kind: Kind }) {
         {!isNew && (
           <div className="row">
             <Link className="button" to={`/${plural(kind)}/${id}/history`}>History</Link>
+            <Link className="button" to={`/${plural(kind)}/${id}/tests`}>Tests</Link>
             {kind === 'agent' && <Link className="button" to={`/agents/${id}/tasks`}>Tasks</Link>}
           </div>
         )}

@@ -5,9 +5,11 @@ import { createApiClient } from '../api-client.ts';
 import { id } from '../arguments.ts';
 import { EXIT, type CliIo, type Outcome } from '../io.ts';
 import { junitXml } from './junit.ts';
-import { reportTest, summary, type TestResult } from './report.ts';
-import { resolveTarget, runTest, type Organization } from './run.ts';
-import { findSuiteFiles, loadSuite, SuiteError, type Suite } from './suite.ts';
+import { runTest, type Organization, type TestResult } from '../../calls/testing/run.ts';
+import { SuiteError, type Suite } from '../../calls/testing/suite.ts';
+import { reportTest, summary } from './report.ts';
+import { openWsSocket, resolveTarget } from './run.ts';
+import { findSuiteFiles, loadSuite } from './suite.ts';
 
 interface TestOptions {
   junit?: string;
@@ -93,7 +95,7 @@ export function testCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
         if (!target) continue;
         io.stdout.write(`\n${suite.file}: ${suite.kind} "${suite.target}"${options.version ? `, version ${options.version}` : ''}\n`);
         for (const test of suite.tests) {
-          const result = await runTest(org, target, suite, test, { version: options.version ?? null, timeoutMs: options.timeout * 1000 });
+          const result = await runTest(org, target, suite, test, { version: options.version ?? null, timeoutMs: options.timeout * 1000, openSocket: openWsSocket });
           results.push(result);
           io.stdout.write(`${reportTest(result)}\n`);
         }

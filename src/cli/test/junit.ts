@@ -1,4 +1,4 @@
-import type { TestResult } from './report.ts';
+import type { TestResult } from '../../calls/testing/run.ts';
 
 /** Text as XML character data or an attribute value; characters XML 1.0 cannot hold at all are dropped. */
 export function xml(text: string): string {

@@ -1,18 +1,4 @@
-import type { Line } from './conversation.ts';
-import type { Check } from './expectations.ts';
-
-/** One test as it ran. */
-export interface TestResult {
-  file: string;
-  target: string;
-  name: string;
-  passed: boolean;
-  checks: Check[];
-  callId: string | null;
-  endReason: string;
-  transcript: Line[];
-  ms: number;
-}
+import type { TestResult } from '../../calls/testing/run.ts';
 
 /** A test's lines of the report: PASS or FAIL, then every failed check and every judge's verdict with its reason. */
 export function reportTest(r: TestResult): string {

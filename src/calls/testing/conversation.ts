@@ -1,5 +1,4 @@
-import { WebSocket } from 'ws';
-import { MAX_TOOL_ANSWER, MAX_USER_TEXT, type ServerFrame } from '../../calls/frames.ts';
+import { MAX_TOOL_ANSWER, MAX_USER_TEXT, type ServerFrame } from '../frames.ts';
 import { argumentsMatch } from './matching.ts';
 import type { Mock, TestCase } from './suite.ts';
 
@@ -25,9 +24,26 @@ export interface Conversation {
   problems: string[];
 }
 
+/** What a conversation hears from its call socket. */
+export interface CallSocketEvents {
+  message(text: string): void;
+  /** The socket failed (refused, reset): a sentence. */
+  error(message: string): void;
+  close(): void;
+}
+
+/** The call socket as the conversation uses it: `ws` in the CLI, the browser's WebSocket in the console. */
+export interface CallSocket {
+  send(text: string): void;
+  isOpen(): boolean;
+}
+
+export type OpenCallSocket = (url: string, on: CallSocketEvents) => CallSocket;
+
 /** What the call under test needs to know of its assistant, and the caller played by an LLM. */
 export interface CallPlan {
   websocketUrl: string;
+  openSocket: OpenCallSocket;
   /** The names of its tool webhooks: their tool calls are answered from the mocks. */
   webhooks: ReadonlySet<string>;
   /** It says a greeting first: the caller waits for it. */
@@ -58,7 +74,6 @@ export function holdConversation(plan: CallPlan, test: TestCase): Promise<Conver
   const { turns, persona } = test.caller;
   const maxTurns = turns ? turns.length : (test.caller.maxTurns ?? DEFAULT_PERSONA_TURNS);
   return new Promise((resolve) => {
-    const socket = new WebSocket(plan.websocketUrl);
     let ended = false;
     let hangingUp = false;
     let waitingForGreeting = plan.greets;
@@ -68,7 +83,7 @@ export function holdConversation(plan: CallPlan, test: TestCase): Promise<Conver
       hangUp();
     }, plan.timeoutMs);
     const send = (frame: object) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+      if (socket.isOpen()) socket.send(JSON.stringify(frame));
     };
     const hangUp = () => {
       if (hangingUp || ended) return;
@@ -105,21 +120,7 @@ export function holdConversation(plan: CallPlan, test: TestCase): Promise<Conver
       const body = mock ? bodyOf(mock) : NO_MOCK;
       send({ type: 'tool_answer', id: frame.id, status: mock ? (mock.status ?? 200) : 500, body: body.slice(0, MAX_TOOL_ANSWER) });
     };
-    socket.on('unexpected-response', (_req, res) => {
-      result.problems.push(`the call socket was refused with HTTP ${res.statusCode}`);
-      res.resume();
-    });
-    socket.on('error', (err) => {
-      if (!ended) result.problems.push(`the call socket failed: ${err.message}`);
-    });
-    socket.on('close', () => {
-      clearTimeout(timer);
-      ended = true;
-      resolve(result);
-    });
-    socket.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      const frame = JSON.parse((data as Buffer).toString('utf8')) as ServerFrame;
+    const onFrame = (frame: ServerFrame) => {
       switch (frame.type) {
         case 'call_started':
           result.callId = frame.callId;
@@ -141,6 +142,17 @@ export function holdConversation(plan: CallPlan, test: TestCase): Promise<Conver
           return;
         default:
       }
+    };
+    const socket = plan.openSocket(plan.websocketUrl, {
+      message: (text) => onFrame(JSON.parse(text) as ServerFrame),
+      error: (message) => {
+        if (!ended) result.problems.push(`the call socket failed: ${message}`);
+      },
+      close: () => {
+        clearTimeout(timer);
+        ended = true;
+        resolve(result);
+      },
     });
   });
 }

@@ -2,6 +2,7 @@ import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
 import { cartesia } from './cartesia.ts';
 import { deepgram } from './deepgram.ts';
+import { demo } from './demo.ts';
 import type { ProviderVariable } from '../../config.ts';
 import type { ProviderDescriptor, ProviderKind } from './descriptor.ts';
 import { elevenlabs } from './elevenlabs.ts';
@@ -18,7 +19,7 @@ import { twilio } from './twilio.ts';
  * `parley help environment` and docs/configuration.md list them), the OpenAPI document and the
  * console's provider list all derive from this list; the order here is the order they show.
  */
-export const PROVIDERS = [elevenlabs, openai, azure, google, cartesia, deepgram, espeak, twilio, openaiCompatible, anthropic] as const;
+export const PROVIDERS = [elevenlabs, openai, azure, google, cartesia, deepgram, espeak, twilio, openaiCompatible, anthropic, demo] as const;
 
 type Descriptor = (typeof PROVIDERS)[number];
 export type ProviderName = Descriptor['name'];

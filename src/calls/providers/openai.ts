@@ -15,7 +15,7 @@ export const openai = defineProvider({
   name: 'openai',
   title: 'OpenAI',
   defaultBaseUrl: DEFAULT_OPENAI_BASE_URL,
-  credential: { apiKey: 'required', baseUrl: 'optional' },
+  credential: { apiKey: 'unless_base_url', baseUrl: 'optional' },
   platform: {
     apiKey: {
       name: 'OPENAI_API_KEY', kind: 'apiKey',

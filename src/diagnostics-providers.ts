@@ -9,12 +9,12 @@ import { probeLlm, type Check } from './diagnostics.ts';
  * report them: the LLM (the demo model when none is configured), the STT and the TTS.
  */
 
-export const DEMO_LLM_DETAIL =
+const DEMO_LLM_DETAIL =
   'the built-in demo model (neither OPENAI_BASE_URL nor OPENAI_API_KEY is set): calls get rule-based answers and tool calls, and are told so once; ' +
   'set OPENAI_BASE_URL (Ollama or another OpenAI-compatible server) or OPENAI_API_KEY for a real model';
 
 /** What a voice call needs to be heard, in the words of the refusal (src/calls/voice/plan-for.ts says the same to the caller). */
-export const STT_OPTIONS =
+const STT_OPTIONS =
   'set DEEPGRAM_API_KEY (a Deepgram key), OPENAI_API_KEY (an OpenAI key), or OPENAI_BASE_URL to a self-hosted Whisper-compatible server ' +
   '(no key needed), or store a deepgram or openai provider credential in the organization';
 

@@ -3,7 +3,7 @@ import type { LlmRound } from '../llm.ts';
 import { argumentsFrom, matchScore, wordsOf } from './words.ts';
 
 /** Said once per call, in the demo model's first answer in words: what it is, and how to connect a real one. */
-export const DEMO_NOTICE =
+const DEMO_NOTICE =
   'I am Parley\'s built-in demo model, answering from simple rules. To talk with a real model, set OPENAI_BASE_URL ' +
   '(Ollama or another OpenAI-compatible server) or OPENAI_API_KEY and restart Parley.';
 

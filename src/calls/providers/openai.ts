@@ -23,7 +23,7 @@ export const openai = defineProvider({
     },
     baseUrl: {
       name: 'OPENAI_BASE_URL', kind: 'baseUrl',
-      description: `the OpenAI-compatible endpoint of the LLM during calls, and of openai speech for organizations without an openai provider credential (default ${DEFAULT_OPENAI_BASE_URL})`,
+      description: `the OpenAI-compatible endpoint of the LLM during calls, and of openai speech for organizations without an openai provider credential (default ${DEFAULT_OPENAI_BASE_URL}; with neither it nor OPENAI_API_KEY set, calls get the built-in demo model)`,
     },
     keyless: true,
   },

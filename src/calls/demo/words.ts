@@ -40,9 +40,9 @@ interface ObjectSchema {
 
 /**
  * A tool's arguments from the caller's words: a string parameter takes the word that looks like
- * an identifier (one with a digit, "A-17"), else the word after the parameter's own name, else
- * the last word that is not one of the tool's; a number takes the first digits; an enum the value
- * the caller named. `missing` lists the required ones that found nothing.
+ * an identifier (letters and digits, "A-17"), else the word after the parameter's own name, else
+ * a name (a capitalised word inside the sentence), else a number, else the last word that is not
+ * one of the tool's; a number takes the first digits; an enum the value the caller named. `missing` lists the required ones that found nothing.
  */
 export function argumentsFrom(tool: ChatCompletionFunctionTool, text: string): { args: Record<string, unknown>; missing: string[] } {
   const schema = (tool.function.parameters ?? {}) as ObjectSchema;
@@ -68,11 +68,12 @@ function valueFor(name: string, property: ParameterSchema, tokens: string[], too
     return digits === undefined ? undefined : type === 'integer' ? Number.parseInt(digits, 10) : Number(digits);
   }
   if (type !== 'string' && type !== undefined) return undefined;
-  const withDigit = tokens.find((t) => /\d/.test(t));
-  if (withDigit) return withDigit;
+  const identifier = tokens.find((t) => /\d/.test(t) && /[A-Za-z]/.test(t));
+  if (identifier) return identifier;
   const own = wordsOf(name);
   const after = tokens.findIndex((t) => own.includes(wordsOf(t)[0] ?? ''));
   if (after >= 0 && tokens[after + 1]) return tokens[after + 1];
-  const plain = tokens.filter((t) => wordsOf(t).length > 0 && !toolWords.has(wordsOf(t)[0]!));
-  return plain.at(-1);
+  const plain = tokens.filter((t) => wordsOf(t).length > 0 && !toolWords.has(wordsOf(t)[0]!) && !/^\d/.test(t));
+  // A name ("Paris", "Ada") where there is one: a capital inside the sentence.
+  return plain.find((t) => /^[A-Z]/.test(t) && t !== tokens[0]) ?? tokens.find((t) => /^\d+$/.test(t)) ?? plain.at(-1);
 }

@@ -9,7 +9,9 @@ const having = (...providers: string[]): ResolveAccess => async (_org, provider)
   (providers.includes(provider) ? { apiKey: `${provider}-key`, baseUrl: `https://${provider}.example` } : null);
 
 describe('the transcriber of a strategy that names none', () => {
-  it('is openai when the organization can use it, else deepgram', { timeout: 5_000 }, async () => {
+  it('is a named Whisper server first, then openai when the organization can use it, else deepgram', { timeout: 5_000 }, async () => {
+    const all = await voicePlanFor(null, AUDIO, 'org', having('whisper', 'openai', 'deepgram'));
+    assert.equal(all.kind === 'pipeline' && all.stt.provider, 'whisper');
     const both = await voicePlanFor(null, AUDIO, 'org', having('openai', 'deepgram'));
     assert.equal(both.kind === 'pipeline' && both.stt.provider, 'openai');
     const deepgramOnly = await voicePlanFor(null, AUDIO, 'org', having('deepgram'));
@@ -20,7 +22,13 @@ describe('the transcriber of a strategy that names none', () => {
     const none = await voicePlanFor({ type: 'text_to_speech', parameters: {} }, AUDIO, 'org', having());
     assert.equal(none.kind, 'unusable');
     assert.equal(none.kind === 'unusable' && none.failure.source, 'stt');
-    assert.match(none.kind === 'unusable' ? none.failure.message : '', /DEEPGRAM_API_KEY \(a Deepgram key\), OPENAI_API_KEY \(an OpenAI key\), or OPENAI_BASE_URL to a self-hosted Whisper-compatible server \(no key needed\)/);
+    assert.match(none.kind === 'unusable' ? none.failure.message : '', /DEEPGRAM_API_KEY \(a Deepgram key\), OPENAI_API_KEY \(an OpenAI key\), or WHISPER_BASE_URL \(a self-hosted Whisper-compatible server's base URL, no key needed\)/);
+  });
+
+  it('a Whisper key without a base URL names no server, and is passed over', { timeout: 5_000 }, async () => {
+    const keyOnly: ResolveAccess = async (_org, provider) => (provider === 'whisper' ? { apiKey: 'k', baseUrl: '' } : provider === 'deepgram' ? { apiKey: 'd', baseUrl: 'wss://dg.example' } : null);
+    const plan = await voicePlanFor(null, AUDIO, 'org', keyOnly);
+    assert.equal(plan.kind === 'pipeline' && plan.stt.provider, 'deepgram');
   });
 
   it('a strategy that names one keeps it, and its missing key still says which', { timeout: 5_000 }, async () => {

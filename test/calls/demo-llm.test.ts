@@ -1,7 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIALECTS } from '../helpers/dialects.ts';
-import { connect } from './support/client.ts';
+import { until } from '../helpers/until.ts';
+import { startFakeOpenAiStt, type FakeOpenAiStt } from '../voice/fakes/openai-stt.ts';
+import { concatPcm } from '../voice/fakes/audio.ts';
+import { silence, speech } from '../voice/support/speech.ts';
+import { connect, talk } from './support/client.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { callRecord, startWorld, type World } from './support/world.ts';
 
@@ -89,6 +93,53 @@ for (const dialect of DIALECTS) {
         await client.closed;
         assert.equal((await callRecord(w, id)).providers.llm, 'demo');
         assert.equal(w.llm.requests.length, 0);
+      } finally {
+        await w.close();
+      }
+    });
+  });
+
+  describe(`a voice call heard by a keyless Whisper server, answered by the demo model (${dialect})`, () => {
+    let whisper: FakeOpenAiStt;
+    let receiver: Receiver;
+    before(async () => {
+      // A self-hosted server that takes no key: the fake refuses any Authorization header.
+      whisper = await startFakeOpenAiStt({ apiKey: null, model: 'Systran/faster-whisper-small' });
+      receiver = await startReceiver();
+      receiver.answer = () => ({ body: '{"order":"A-17","status":"shipped"}', contentType: 'application/json' });
+    });
+    after(async () => {
+      await whisper.close();
+      await receiver.close();
+    });
+
+    it('a strategy naming no transcriber listens through WHISPER_BASE_URL, and the demo calls the tool with what was heard', { timeout: 90_000 }, async () => {
+      const w = await startWorld(dialect, { ...NO_LLM, WHISPER_BASE_URL: whisper.url });
+      try {
+        const strategy = await w.api('POST', `${w.tenant.orgPath}/llm-generation-strategies`, { name: 'Plain', type: 'text_to_speech', parameters: { vad: { stopDuration: 0.6 } } });
+        assert.equal(strategy.status, 201, JSON.stringify(strategy.body));
+        const voiceAssistant = await w.createAssistant({
+          name: 'Voice desk', systemPromptGreeting: 'Hello.', llmAudioContentGenerationStrategyId: strategy.body.data.id,
+          extensions: [{ ...ORDER_TOOL, parameters: { ...ORDER_TOOL.parameters, serverUrl: receiver.url } }],
+        });
+        const call = await w.api('POST', `${w.tenant.orgPath}/assistants/${voiceAssistant}/calls`, { audio: { encoding: 'pcm_s16le', sampleRate: 16000 } });
+        assert.equal(call.status, 201, JSON.stringify(call.body));
+        const client = await connect(call.body.data.websocketUrl);
+        await client.next('call_started', 15_000);
+        // The caller speaks once the greeting (eSpeak's) has played.
+        await until('the greeting played', () => callRecord(w, call.body.data.id), (r) => r.transcript.length > 0, 30_000);
+        whisper.setTranscript('Where is my order A-17?');
+        await talk(client, concatPcm([silence(0.4), await speech('Where is my order A-17?'), silence(1.2)]));
+        assert.equal((await client.next((f) => f.type === 'user_transcript' && f.final, 30_000)).text, 'Where is my order A-17?');
+        assert.match((await client.next('assistant_message', 30_000)).text, /^lookup_order answered: order A-17, status shipped\. I am Parley's built-in demo model/);
+        assert.deepEqual(receiver.requests.at(-1)?.body.parameters, { orderNumber: 'A-17' });
+        assert.ok(whisper.requests.length > 0 && whisper.requests.every((r) => r.authorization === undefined), 'no key is sent');
+        assert.deepEqual(whisper.problems, []);
+        client.send({ type: 'end' });
+        await client.closed;
+        const record = await callRecord(w, call.body.data.id);
+        assert.equal(record.providers.stt, 'whisper');
+        assert.equal(record.providers.llm, 'demo');
       } finally {
         await w.close();
       }

@@ -42,7 +42,8 @@ interface ObjectSchema {
  * A tool's arguments from the caller's words: a string parameter takes the word that looks like
  * an identifier (letters and digits, "A-17"), else the word after the parameter's own name, else
  * a name (a capitalised word inside the sentence), else a number, else the last word that is not
- * one of the tool's; a number takes the first digits; an enum the value the caller named. `missing` lists the required ones that found nothing.
+ * one of the tool's; a number takes the first word that is one (a required one, else any digits);
+ * an enum the value the caller named. `missing` lists the required ones that found nothing.
  */
 export function argumentsFrom(tool: ChatCompletionFunctionTool, text: string): { args: Record<string, unknown>; missing: string[] } {
   const schema = (tool.function.parameters ?? {}) as ObjectSchema;
@@ -52,19 +53,19 @@ export function argumentsFrom(tool: ChatCompletionFunctionTool, text: string): {
   const args: Record<string, unknown> = {};
   const missing: string[] = [];
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const value = valueFor(name, property, tokens, toolWords);
+    const value = valueFor(name, property, tokens, toolWords, required.has(name));
     if (value !== undefined) args[name] = value;
     else if (required.has(name)) missing.push(name);
   }
   return { args, missing };
 }
 
-function valueFor(name: string, property: ParameterSchema, tokens: string[], toolWords: ReadonlySet<string>): unknown {
+function valueFor(name: string, property: ParameterSchema, tokens: string[], toolWords: ReadonlySet<string>, required: boolean): unknown {
   const type = Array.isArray(property.type) ? property.type[0] : property.type;
   if (property.enum) return property.enum.find((v) => tokens.some((t) => t.toLowerCase() === String(v).toLowerCase()));
   if (type === 'number' || type === 'integer') {
-    // A word that is a number ("3"), else the digits inside one ("A-17" gives 17, not -17).
-    const digits = tokens.find((t) => /^\d+(\.\d+)?$/.test(t)) ?? tokens.join(' ').match(/\d+(\.\d+)?/)?.[0];
+    // A word that is a number ("3"); for a required one, else the digits inside a word ("A-17" gives 17, not -17).
+    const digits = tokens.find((t) => /^\d+(\.\d+)?$/.test(t)) ?? (required ? tokens.join(' ').match(/\d+(\.\d+)?/)?.[0] : undefined);
     return digits === undefined ? undefined : type === 'integer' ? Number.parseInt(digits, 10) : Number(digits);
   }
   if (type !== 'string' && type !== undefined) return undefined;

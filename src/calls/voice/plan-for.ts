@@ -10,19 +10,27 @@ import type { SttChoice, TtsChoice, VoicePlan } from './plan.ts';
 
 /** What a strategy that names no voice speaks with: local, no account. */
 const DEFAULT_TTS: ProviderName = 'espeak';
-/** What a strategy that names no transcriber listens with, the first one the organization can use: openai also reaches self-hosted Whisper servers. */
-const DEFAULT_STTS: readonly ProviderName[] = ['openai', 'deepgram'];
+/**
+ * What a strategy that names no transcriber listens with, the first one the organization can
+ * use: a Whisper server when one is named (the operator's WHISPER_BASE_URL, or the
+ * organization's credential), then OpenAI's transcription, then Deepgram.
+ */
+const DEFAULT_STTS: readonly ProviderName[] = ['whisper', 'openai', 'deepgram'];
 
 /** A voice call nothing can hear is refused at start, naming what would make it heard (parley doctor says the same). */
 const NO_STT: CallFailure = {
   source: 'stt', statusCode: null,
-  message: 'no speech to text for this voice call: set DEEPGRAM_API_KEY (a Deepgram key), OPENAI_API_KEY (an OpenAI key), or OPENAI_BASE_URL to a ' +
-    'self-hosted Whisper-compatible server (no key needed), or store a deepgram or openai provider credential in the organization',
+  message: 'no speech to text for this voice call: set DEEPGRAM_API_KEY (a Deepgram key), OPENAI_API_KEY (an OpenAI key), or WHISPER_BASE_URL (a ' +
+    'self-hosted Whisper-compatible server\'s base URL, no key needed), or store a deepgram, openai or whisper provider credential in the organization',
 };
 
 /** The transcriber of a strategy that names none: the first of DEFAULT_STTS the organization has access to, else NO_STT. */
 async function defaultTranscriber(resolve: ResolveAccess, organizationId: string): Promise<{ provider: string }> {
-  for (const provider of DEFAULT_STTS) if (await resolve(organizationId, provider)) return { provider };
+  for (const provider of DEFAULT_STTS) {
+    const access = await resolve(organizationId, provider);
+    // A Whisper key without a base URL names no server: it cannot serve.
+    if (access && !('baseUrl' in access && access.baseUrl === '')) return { provider };
+  }
   return { provider: '' };
 }
 

@@ -3,11 +3,11 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createContext } from './context.ts';
-import { platformLlm } from './calls/providers/access.ts';
-import { probeLlm, startupChecks, type AdminTokenSource } from './diagnostics.ts';
+import { startupChecks, type AdminTokenSource } from './diagnostics.ts';
+import { llmCheck, sttCheck, ttsCheck } from './diagnostics-providers.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
-/** The start-up probe of the LLM endpoint: short, and only ever a warning. */
+/** The start-up probes of the LLM endpoint and the STT server: short, and only ever a warning. */
 const LLM_PROBE_TIMEOUT_MS = 3_000;
 
 function announceAdminToken(token: string): void {
@@ -20,16 +20,19 @@ function announceAdminToken(token: string): void {
 
 /**
  * One log line per thing an operator gets wrong first: which admin token is in effect, the
- * database, the secret key, the egress allow list, and whether the LLM endpoint answers (a
- * warning when it does not: the API works without it, calls do not).
+ * database, the secret key, the egress allow list, whether the LLM endpoint answers (a
+ * warning when it does not: the API works without it, calls do not; or that the demo model is in
+ * use), and the speech to text and text to speech of strategies naming none.
  */
 function reportStartup(log: FastifyBaseLogger, config: Config, adminToken: AdminTokenSource): void {
   for (const check of startupChecks(config, adminToken)) log.info({ check: check.name }, `${check.name}: ${check.detail}`);
-  void probeLlm({ ...platformLlm(config), defaultModel: config.llmDefaultModel, timeoutMs: LLM_PROBE_TIMEOUT_MS })
-    .then((check) => {
-      if (check.status === 'ok') log.info({ check: 'llm' }, `LLM endpoint: ${check.detail}`);
-      else log.warn({ check: 'llm' }, `LLM endpoint: ${check.detail}`);
-    });
+  const tts = ttsCheck();
+  log.info({ check: tts.name }, `TTS: ${tts.detail}`);
+  // The STT first: the page that waits for the llm line then has both.
+  void sttCheck(config, LLM_PROBE_TIMEOUT_MS)
+    .then((stt) => log[stt.status === 'ok' ? 'info' : 'warn']({ check: stt.name }, `STT: ${stt.detail}`))
+    .then(() => llmCheck(config, LLM_PROBE_TIMEOUT_MS))
+    .then((check) => log[check.status === 'ok' ? 'info' : 'warn']({ check: 'llm' }, `LLM endpoint: ${check.detail}`));
 }
 
 /** Listens, and on SIGINT/SIGTERM stops taking requests, lets running ones finish (10 s at most), then exits. */

@@ -1,6 +1,6 @@
 import type { CallFailure } from './failure.ts';
 import { accessFor, isFailure, type ProviderAccess, type ResolveAccess } from './providers/access.ts';
-import type { ProviderName } from './providers/registry.ts';
+import { descriptorOf, type ProviderName } from './providers/registry.ts';
 import type { StrategyParameters } from './strategy-parameters.ts';
 
 /**
@@ -18,22 +18,23 @@ export interface LlmPlan {
   choices: [LlmChoice, ...LlmChoice[]];
 }
 
-/** The platform LLM's provider, as records name it. */
-const PLATFORM_PROVIDER: ProviderName = 'openai';
-
 /**
  * The LLMs of a call from its strategy: `llm` names the primary (else the platform's, with
  * `model` or the service default), `fallbacks.llm` the ones after it. A provider the
  * organization has no key for makes the plan a failure, which ends the call at start naming
  * the provider (`llm:anthropic`), a fallback's as much as the primary's: a fallback that could
- * never serve is a mistake to show at once, not when the primary fails.
+ * never serve is a mistake to show at once, not when the primary fails. `platformProvider` is
+ * how records name the platform's LLM (`openai`, or `demo` when none is configured).
  */
-export async function llmPlanFor(parameters: StrategyParameters, organizationId: string, resolve: ResolveAccess, defaultModel: string): Promise<LlmPlan | CallFailure> {
+export async function llmPlanFor(
+  parameters: StrategyParameters, organizationId: string, resolve: ResolveAccess, defaultModel: string, platformProvider: ProviderName = 'openai',
+): Promise<LlmPlan | CallFailure> {
   const named = [...(parameters.llm ? [parameters.llm] : []), ...(parameters.fallbacks?.llm ?? [])];
-  const choices: LlmChoice[] = parameters.llm ? [] : [{ kind: 'platform', provider: PLATFORM_PROVIDER, model: parameters.model ?? defaultModel }];
+  const choices: LlmChoice[] = parameters.llm ? [] : [{ kind: 'platform', provider: platformProvider, model: parameters.model ?? defaultModel }];
   for (const { provider, model } of named) {
     const name = provider as ProviderName;
-    const access = await accessFor(resolve, organizationId, name, `llm:${name}`);
+    // A provider that takes no credential (the built-in demo model) is reached nowhere.
+    const access = descriptorOf(name)?.credential === null ? { apiKey: null, baseUrl: '' } : await accessFor(resolve, organizationId, name, `llm:${name}`);
     if (isFailure(access)) return access;
     choices.push({ kind: 'provider', provider: name, model, access });
   }

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';
-import { platformLlm } from '../calls/providers/access.ts';
 import { PROVIDER_VARIABLES } from '../calls/providers/registry.ts';
 import { inspectConfig, type Config } from '../config.ts';
 import { openDatabase, ping, type Db } from '../db/database.ts';
 import { migrationState } from '../db/migrate.ts';
-import { describeAdminToken, describeDatabase, describeEgress, describeSecretKey, probeLlm, type Check } from '../diagnostics.ts';
+import { describeAdminToken, describeDatabase, describeEgress, describeSecretKey, type Check } from '../diagnostics.ts';
+import { llmCheck, sttCheck, ttsCheck } from '../diagnostics-providers.ts';
 import { adminTokenStored } from '../modules/tokens/admin-token.ts';
 import { describeError, type CliIo, type Outcome } from './io.ts';
 
@@ -82,7 +82,9 @@ export async function runChecks(env: CliIo['env']): Promise<Check[]> {
     ...checks,
     secretKeyCheck(config, migrated),
     { name: 'egress', status: 'ok', detail: describeEgress(config.egressAllow) },
-    await probeLlm({ ...platformLlm(config), defaultModel: config.llmDefaultModel, timeoutMs: TIMEOUT_MS }),
+    await llmCheck(config, TIMEOUT_MS),
+    await sttCheck(config, TIMEOUT_MS),
+    ttsCheck(),
   ];
 }
 
@@ -90,8 +92,8 @@ export const formatCheck = (check: Check): string => `${check.status.toUpperCase
 
 export function doctorCommand(io: CliIo, done: (outcome: Outcome) => void): Command {
   return new Command('doctor')
-    .summary('check the configuration, the database and the LLM endpoint')
-    .description('Check what parley serve would run with: the configuration, the database and its migrations, the admin token and the secret key (by source, never the value), the egress allow list, and whether the LLM endpoint answers GET /models.\nOne line per check; exits 1 when one FAILs (a WARN does not).')
+    .summary('check the configuration, the database, the LLM endpoint and the speech providers')
+    .description('Check what parley serve would run with: the configuration, the database and its migrations, the admin token and the secret key (by source, never the value), the egress allow list, whether the LLM endpoint answers GET /models (or that the built-in demo model is in use), and the speech to text and text to speech a strategy naming none would use.\nOne line per check; exits 1 when one FAILs (a WARN does not).')
     .action(async () => {
       const checks = await runChecks(io.env);
       for (const check of checks) io.stdout.write(`${formatCheck(check)}\n`);

@@ -124,7 +124,7 @@ describe('parley doctor', () => {
     const ran = await parley(['doctor'], env);
     assert.equal(ran.code, 0, ran.out);
     const lines = ran.out.trim().split('\n');
-    assert.deepEqual(lines.map((l) => l.slice(6).split(/\s{2,}/)[0]), ['config', 'database', 'migrations', 'admin token', 'secret key', 'egress', 'llm']);
+    assert.deepEqual(lines.map((l) => l.slice(6).split(/\s{2,}/)[0]), ['config', 'database', 'migrations', 'admin token', 'secret key', 'egress', 'llm', 'stt', 'tts']);
     assert.match(ran.out, /^OK {4}migrations {3}all \d+ applied$/m);
     assert.match(ran.out, /^OK {4}admin token {2}from PARLEY_ADMIN_TOKEN$/m);
     assert.match(ran.out, /^OK {4}llm .*answered GET \/models with 1 model/m);

@@ -10,8 +10,8 @@ import { freePort } from '../helpers/service-process.ts';
 import { startLlmServer, type LlmServer } from '../calls/support/llm-server.ts';
 
 const PAGE = 'docs/getting-started.md';
-/** The one line the test changes: the page's LLM endpoint becomes the scripted fake LLM. */
-const LLM_LINE = /^export OPENAI_BASE_URL=.*the docs test puts its scripted fake LLM here.*$/m;
+/** The one line the test changes: the page's LLM endpoint (step 9, after the demo model's conversation) becomes the scripted fake LLM. */
+const LLM_LINE = /^LLM_BASE_URL=.*the docs test puts its scripted fake LLM here.*$/m;
 const SKIP = '<!-- not run by the test';
 const TIMEOUT_MS = 120_000;
 
@@ -71,10 +71,12 @@ describe('docs/getting-started.md runs as written', () => {
     const blocks = shellBlocks(markdown);
     assert.ok(blocks.length >= 8, `found ${blocks.length} blocks`);
     assert.match(markdown, LLM_LINE);
-    for (const step of ['npx parley serve', 'npx parley setup', 'npx parley chat', 'PARLEY_EGRESS_ALLOW=127.0.0.0/8', '/readyz', '--fail-with-body']) {
+    for (const step of ['npx parley serve', 'npx parley setup', 'npx parley chat', 'PARLEY_EGRESS_ALLOW=127.0.0.0/8', '/readyz', '--fail-with-body', '"provider\\":\\"openai_compatible']) {
       assert.ok(blocks.some((b) => b.includes(step)), step);
     }
     assert.doesNotMatch(markdown, /node -pe/, 'no one-liners that turn an API error into a TypeError');
+    const firstChat = blocks.findIndex((b) => b.includes('npx parley chat'));
+    assert.ok(firstChat > 0 && blocks.slice(0, firstChat + 1).every((b) => !/OPENAI_BASE_URL=|OPENAI_API_KEY=|LLM_BASE_URL=/.test(b)), 'the first conversation needs no LLM: the demo model answers');
   });
 
   for (const dialect of DIALECTS) {
@@ -100,7 +102,7 @@ describe('docs/getting-started.md runs as written', () => {
       });
 
       it('from the service start to a conversation with a tool call and its record', async () => {
-        const script = ['set -euo pipefail', ...shellBlocks(markdown)].join('\n').replace(LLM_LINE, `export OPENAI_BASE_URL=${llm.baseUrl}`);
+        const script = ['set -euo pipefail', ...shellBlocks(markdown)].join('\n').replace(LLM_LINE, `LLM_BASE_URL=${llm.baseUrl}`);
         const env: Record<string, string> = {
           PATH: process.env.PATH ?? '',
           HOME: dir,
@@ -112,14 +114,17 @@ describe('docs/getting-started.md runs as written', () => {
         const run = await runBash(script, dir, env);
         assert.equal(run.code, 0, run.output);
 
-        // The service's first lines (the page prints its log) say what is in effect, never a value.
+        // The service's first lines (the page prints its log) say what is in effect, never a value: at first the demo model and no STT.
         assert.match(run.output, /"msg":"admin token: from PARLEY_ADMIN_TOKEN"/);
         assert.match(run.output, /"msg":"egress: PARLEY_EGRESS_ALLOW lets .* reach 127\.0\.0\.0\/8"/);
-        assert.match(run.output, /"msg":"LLM endpoint: http:\/\/127\.0\.0\.1:\d+\/v1 .*answered GET \/models/);
+        assert.match(run.output, /"msg":"LLM endpoint: the built-in demo model \(neither OPENAI_BASE_URL nor OPENAI_API_KEY is set\)/);
+        assert.match(run.output, /"check":"stt","msg":"STT: none: voice calls of strategies naming no transcriber are refused at start/);
+        assert.match(run.output, /"check":"tts","msg":"TTS: eSpeak NG, built in/);
+        // The first conversation: the demo model calls the tool with the caller's words and reads its answer back, once saying what it is.
         assert.match(run.output, /assistant: Hello! Which order can I look up for you\?/);
         assert.match(run.output, /tool call {3}lookup_order \{"orderNumber":"A-17"\}/);
         assert.match(run.output, /tool result lookup_order: ok, HTTP 200/);
-        assert.match(run.output, /assistant: Order A-17: \{"order":"A-17","status":"shipped","arrives":"tomorrow"\}/);
+        assert.match(run.output, /assistant: lookup_order answered: order A-17, status shipped, arrives tomorrow\. I am Parley's built-in demo model/);
         const callId = /^call id: (\S+)$/m.exec(run.output)?.[1];
         assert.ok(callId, run.output);
         // The record printed by step 8 is the call's, ended by the client, with the tool's answer in its transcript.
@@ -128,6 +133,10 @@ describe('docs/getting-started.md runs as written', () => {
         assert.equal(record.data.endReason, 'client_ended');
         assert.deepEqual(record.data.toolInvocations.map((t: { name: string }) => t.name), ['lookup_order']);
         assert.match(readFileSync(join(dir, 'tool-server.log'), 'utf8'), /lookup_order\(\{"orderNumber":"A-17"\}\) for call /);
+        // Step 9: the organization's own LLM (here the scripted fake), named by the strategy, answers the same question with its model.
+        const real = run.output.slice(run.output.indexOf('call id:'));
+        assert.match(real, /assistant: Order A-17: \{"order":"A-17","status":"shipped","arrives":"tomorrow"\}/);
+        assert.equal(llm.requests.at(-1).model, 'llama3.2');
         assert.equal(llm.requests.at(-1).messages.at(-1).role, 'tool');
       });
     });

@@ -246,6 +246,24 @@ for (const dialect of DIALECTS) {
       assert.equal((await call('DELETE', location)).statusCode, 200);
     });
 
+    it('openai: a credential naming a server of its own (a self-hosted Whisper) takes no key; one for the public API needs one', async () => {
+      const created = await create({ provider: 'openai', baseUrl: 'https://whisper.internal.example/v1' });
+      assert.equal(created.statusCode, 201, created.body);
+      const location = created.headers.location as string;
+      assert.deepEqual(await access(a.organizationId, 'openai'), {
+        apiKey: null, baseUrl: 'https://whisper.internal.example/v1', source: 'organization', egressChecked: true, accountSid: null,
+      });
+      // Dropping the baseUrl of a keyless credential would send no key to the public API.
+      const dropped = await call('PUT', location, { body: { provider: 'openai', baseUrl: null } });
+      assert.equal(dropped.statusCode, 400);
+      assert.deepEqual(dropped.json().error.details.map((d: { path: string }) => d.path), ['apiKey']);
+      assert.equal((await access(a.organizationId, 'openai'))?.baseUrl, 'https://whisper.internal.example/v1', 'unchanged');
+      assert.equal((await call('DELETE', location)).statusCode, 200);
+      const refused = await call('POST', url, { body: { provider: 'openai' } });
+      assert.equal(refused.statusCode, 400);
+      assert.deepEqual(refused.json().error.details, [{ path: 'apiKey', message: 'is required for openai unless baseUrl names a server of your own (a self-hosted server may take none)' }]);
+    });
+
     it('resolves the organization\'s credential first, then the platform environment, else null', async () => {
       // Nothing stored: deepgram falls back to the platform key and base URL, cartesia and twilio to nothing.
       assert.deepEqual(await access(a.organizationId, 'deepgram'), {

@@ -1,6 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import type { Config } from '../../config.ts';
 import type { CallFailure } from '../failure.ts';
+import { demo } from './demo.ts';
 import type { ProviderDescriptor } from './descriptor.ts';
 import { openai } from './openai.ts';
 import { descriptorOf, type ProviderName } from './registry.ts';
@@ -25,8 +26,16 @@ export function platformAccess(config: Pick<Config, 'providerEnv'>, descriptor: 
   return { apiKey: env ? (config.providerEnv[env.apiKey.name] ?? null) : null, baseUrl: env ? (config.providerEnv[env.baseUrl.name] ?? null) : null };
 }
 
-/** The platform's LLM, which serves the calls whose strategy names none: OPENAI_BASE_URL and OPENAI_API_KEY, as before providers per organization. */
-export const platformLlm = (config: Pick<Config, 'providerEnv'>) => ({ provider: openai, ...platformAccess(config, openai) });
+/**
+ * The platform's LLM, which serves the calls whose strategy names none: OPENAI_BASE_URL and
+ * OPENAI_API_KEY, as before providers per organization; with neither set, the built-in demo
+ * model, so a fresh install can hold a conversation (never when either is set).
+ */
+export function platformLlm(config: Pick<Config, 'providerEnv'>): { provider: typeof openai | typeof demo; apiKey: string | null; baseUrl: string | null } {
+  const access = platformAccess(config, openai);
+  if (access.apiKey === null && access.baseUrl === null) return { provider: demo, ...access };
+  return { provider: openai, ...access };
+}
 
 /** Why a call cannot use a provider it names: no key anywhere (the message says where to add one). */
 function noKey(source: string, provider: ProviderName): CallFailure {

@@ -13,8 +13,12 @@ import type { Llm, LlmClientOptions } from '../llm.ts';
 
 /** What an organization's credential for the provider holds. */
 export interface CredentialRules {
-  /** `optional`: servers that take no key (self-hosted OpenAI-compatible ones). */
-  readonly apiKey: 'required' | 'optional';
+  /**
+   * `optional`: servers that take no key (self-hosted OpenAI-compatible ones); `unless_base_url`:
+   * the public API needs one, a server of the organization's own at its baseUrl may take none
+   * (a self-hosted Whisper or TTS server speaking OpenAI's API).
+   */
+  readonly apiKey: 'required' | 'optional' | 'unless_base_url';
   /** `none`: the key is never sent anywhere (Twilio's auth token only checks signatures). */
   readonly baseUrl: 'optional' | 'required' | 'none';
   /** Twilio: the Account SID the auth token belongs to. */

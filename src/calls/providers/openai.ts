@@ -15,7 +15,7 @@ export const openai = defineProvider({
   name: 'openai',
   title: 'OpenAI',
   defaultBaseUrl: DEFAULT_OPENAI_BASE_URL,
-  credential: { apiKey: 'required', baseUrl: 'optional' },
+  credential: { apiKey: 'unless_base_url', baseUrl: 'optional' },
   platform: {
     apiKey: {
       name: 'OPENAI_API_KEY', kind: 'apiKey',
@@ -23,7 +23,7 @@ export const openai = defineProvider({
     },
     baseUrl: {
       name: 'OPENAI_BASE_URL', kind: 'baseUrl',
-      description: `the OpenAI-compatible endpoint of the LLM during calls, and of openai speech for organizations without an openai provider credential (default ${DEFAULT_OPENAI_BASE_URL})`,
+      description: `the OpenAI-compatible endpoint of the LLM during calls, and of openai speech for organizations without an openai provider credential (default ${DEFAULT_OPENAI_BASE_URL}; with neither it nor OPENAI_API_KEY set, calls get the built-in demo model)`,
     },
     keyless: true,
   },

@@ -2,6 +2,7 @@ import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
 import { cartesia } from './cartesia.ts';
 import { deepgram } from './deepgram.ts';
+import { demo } from './demo.ts';
 import type { ProviderVariable } from '../../config.ts';
 import type { ProviderDescriptor, ProviderKind } from './descriptor.ts';
 import { elevenlabs } from './elevenlabs.ts';
@@ -10,6 +11,7 @@ import { google } from './google.ts';
 import { openai } from './openai.ts';
 import { openaiCompatible } from './openai-compatible.ts';
 import { twilio } from './twilio.ts';
+import { whisper } from './whisper.ts';
 
 /**
  * Every provider Parley knows, one descriptor each (one file per provider beside this one). The
@@ -18,7 +20,7 @@ import { twilio } from './twilio.ts';
  * `parley help environment` and docs/configuration.md list them), the OpenAPI document and the
  * console's provider list all derive from this list; the order here is the order they show.
  */
-export const PROVIDERS = [elevenlabs, openai, azure, google, cartesia, deepgram, espeak, twilio, openaiCompatible, anthropic] as const;
+export const PROVIDERS = [elevenlabs, openai, azure, google, cartesia, deepgram, espeak, twilio, openaiCompatible, anthropic, whisper, demo] as const;
 
 type Descriptor = (typeof PROVIDERS)[number];
 export type ProviderName = Descriptor['name'];

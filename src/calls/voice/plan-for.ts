@@ -10,8 +10,29 @@ import type { SttChoice, TtsChoice, VoicePlan } from './plan.ts';
 
 /** What a strategy that names no voice speaks with: local, no account. */
 const DEFAULT_TTS: ProviderName = 'espeak';
-/** What a strategy that names no transcriber listens with; it also reaches self-hosted Whisper servers. */
-const DEFAULT_STT: ProviderName = 'openai';
+/**
+ * What a strategy that names no transcriber listens with, the first one the organization can
+ * use: a Whisper server when one is named (the operator's WHISPER_BASE_URL, or the
+ * organization's credential), then OpenAI's transcription, then Deepgram.
+ */
+const DEFAULT_STTS: readonly ProviderName[] = ['whisper', 'openai', 'deepgram'];
+
+/** A voice call nothing can hear is refused at start, naming what would make it heard (parley doctor says the same). */
+const NO_STT: CallFailure = {
+  source: 'stt', statusCode: null,
+  message: 'no speech to text for this voice call: set DEEPGRAM_API_KEY (a Deepgram key), OPENAI_API_KEY (an OpenAI key), or WHISPER_BASE_URL (a ' +
+    'self-hosted Whisper-compatible server\'s base URL, no key needed), or store a deepgram, openai or whisper provider credential in the organization',
+};
+
+/** The transcriber of a strategy that names none: the first of DEFAULT_STTS the organization has access to, else NO_STT. */
+async function defaultTranscriber(resolve: ResolveAccess, organizationId: string): Promise<{ provider: string }> {
+  for (const provider of DEFAULT_STTS) {
+    const access = await resolve(organizationId, provider);
+    // A Whisper key without a base URL names no server: it cannot serve.
+    if (access && !('baseUrl' in access && access.baseUrl === '')) return { provider };
+  }
+  return { provider: '' };
+}
 
 /** The providers Parley can speak with (a factory in their descriptor), for the message of one it cannot. */
 const speaking = () => providersOf('tts').filter((d) => d.tts.open).map((d) => d.name);
@@ -28,6 +49,7 @@ async function ttsChoice(resolve: ResolveAccess, organizationId: string, provide
 
 /** A transcriber the call may listen with, or why it cannot (no key). */
 async function sttChoice(resolve: ResolveAccess, organizationId: string, transcriber: { provider: string; model?: string; language?: string }): Promise<SttChoice | CallFailure> {
+  if (!transcriber.provider) return NO_STT;
   const provider = transcriber.provider as ProviderName;
   const access = await accessFor(resolve, organizationId, provider, `stt:${provider}`);
   if (isFailure(access)) return access;
@@ -84,7 +106,7 @@ export async function voicePlanFor(
   const voices = [{ provider: voiceProvider ?? DEFAULT_TTS, ...voiceFields }, ...(parameters.fallbacks?.tts ?? [])];
   const tts = await every(voices, ({ provider, ...fields }) => ttsChoice(resolve, organizationId, provider as ProviderName, { ...fields, ...rate }));
   if (!Array.isArray(tts)) return { kind: 'unusable', audio: format, failure: tts };
-  const transcribers = [parameters.transcriber ?? { provider: DEFAULT_STT }, ...(parameters.fallbacks?.stt ?? [])];
+  const transcribers = [parameters.transcriber ?? await defaultTranscriber(resolve, organizationId), ...(parameters.fallbacks?.stt ?? [])];
   const stt = await every(transcribers, (transcriber) => sttChoice(resolve, organizationId, transcriber));
   if (!Array.isArray(stt)) return { kind: 'unusable', audio: format, failure: stt };
   const [ttsPrimary, ...ttsFallbacks] = tts as [TtsChoice, ...TtsChoice[]];

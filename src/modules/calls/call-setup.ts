@@ -4,7 +4,7 @@ import type { StrategyParameters } from '../../calls/strategy-parameters.ts';
 import { fillPlaceholders } from '../../calls/template.ts';
 import { controlToolsOf } from '../../calls/control-tools.ts';
 import { toolWebhooksOf } from '../../calls/tools.ts';
-import type { ResolveAccess } from '../../calls/providers/access.ts';
+import { platformLlm, type ResolveAccess } from '../../calls/providers/access.ts';
 import { isLlmPlan, llmPlanFor } from '../../calls/llm-plan.ts';
 import { voicePlanFor } from '../../calls/voice/plan-for.ts';
 import { voicemailDetectionOf } from '../../calls/voicemail-detection.ts';
@@ -38,7 +38,7 @@ export function callSetups(ctx: Pick<Context, 'db' | 'secrets' | 'config'>, reso
       const greeting = source.system_prompt_greeting ? fillPlaceholders(source.system_prompt_greeting, values, LIMITS.greeting) : null;
       const voice = call.audio ? await voicePlanFor(strategy ? { type: strategy.type, parameters } : null, call.audio, call.organizationId, resolve) : null;
       // A realtime model holds a speech_to_speech call's conversation: the strategy's LLM plays no part in it.
-      const planned = voice?.kind === 'realtime' ? null : await llmPlanFor(parameters, call.organizationId, resolve, ctx.config.llmDefaultModel);
+      const planned = voice?.kind === 'realtime' ? null : await llmPlanFor(parameters, call.organizationId, resolve, ctx.config.llmDefaultModel, platformLlm(ctx.config).provider.name);
       const llm = planned && isLlmPlan(planned) ? planned : null;
       const failure = planned && !isLlmPlan(planned) ? planned : null;
       return {

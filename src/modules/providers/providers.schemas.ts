@@ -8,7 +8,7 @@ export type { ProviderName };
 /** The providers an organization can hold a credential for (the registry's, in its order). */
 const PROVIDERS = namesOf('credential');
 /** Those whose credential may hold no key, and those whose credential must name a base URL. */
-const KEYLESS = REGISTRY.filter((d) => d.credential?.apiKey === 'optional').map((d) => d.name).join(', ');
+const KEYLESS = REGISTRY.filter((d) => d.credential && d.credential.apiKey !== 'required').map((d) => d.name + (d.credential?.apiKey === 'unless_base_url' ? ' with a baseUrl' : '')).join(', ');
 const NEEDS_BASE_URL = REGISTRY.filter((d) => d.credential?.baseUrl === 'required').map((d) => d.name).join(', ');
 
 const Provider = Type.Unsafe<ProviderName>(Type.String({

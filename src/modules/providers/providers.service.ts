@@ -37,6 +37,19 @@ export function baseUrlProblems(value: string, allow: AllowList): ErrorDetail[] 
 const sameDestination = (a: string | null, b: string | null) =>
   (a === null ? null : (URL.parse(a)?.href ?? a)) === (b === null ? null : (URL.parse(b)?.href ?? b));
 
+/** Whether a credential of the provider may hold no key: always, or (openai) when its baseUrl names a server of the organization's own. */
+function keyMayBeLeftOut(provider: string, baseUrl: string | null | undefined): boolean {
+  const rule = descriptorOf(provider)?.credential?.apiKey;
+  return rule === 'optional' || (rule === 'unless_base_url' && baseUrl != null);
+}
+
+const keyRequired = (provider: string): ErrorDetail => ({
+  path: 'apiKey',
+  message: descriptorOf(provider)?.credential?.apiKey === 'unless_base_url'
+    ? `is required for ${provider} unless baseUrl names a server of your own (a self-hosted server may take none)`
+    : `is required for ${provider}`,
+});
+
 /** What the provider's credential rules (its registry descriptor) say of the body's fields. */
 function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate, allow: AllowList): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
@@ -44,7 +57,7 @@ function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate
   if (rules?.baseUrl === 'required' && body.baseUrl == null) {
     problems.push({ path: 'baseUrl', message: `is required for ${body.provider}: the server's base URL, e.g. https://api.groq.com/openai/v1 or http://127.0.0.1:11434/v1` });
   }
-  if (body.apiKey === null && rules?.apiKey !== 'optional') problems.push({ path: 'apiKey', message: `is required for ${body.provider}` });
+  if (body.apiKey === null && !keyMayBeLeftOut(body.provider, body.baseUrl)) problems.push(keyRequired(body.provider));
   if (body.baseUrl != null) {
     // Twilio's auth token is never sent anywhere: it only checks the signatures of Twilio's requests.
     if (rules?.baseUrl === 'none') problems.push({ path: 'baseUrl', message: `a ${body.provider} credential has no baseUrl: its key is never sent anywhere, it only checks the signatures of the provider's requests` });
@@ -57,7 +70,7 @@ function fieldProblems(body: ProviderCredentialCreate | ProviderCredentialUpdate
 export async function createProviderCredential(deps: ProviderDeps, organizationId: string, body: ProviderCredentialCreate) {
   const problems = fieldProblems(body, deps.egress.allow);
   if (body.apiKey === MASK) problems.push({ path: 'apiKey', message: `"${MASK}" keeps a stored key, but nothing is stored yet; send the key` });
-  if (body.apiKey === undefined && descriptorOf(body.provider)?.credential?.apiKey !== 'optional') problems.push({ path: 'apiKey', message: `is required for ${body.provider}` });
+  if (body.apiKey === undefined && !keyMayBeLeftOut(body.provider, body.baseUrl)) problems.push(keyRequired(body.provider));
   if (problems.length) throw badRequest('Invalid provider credential', problems);
   const at = deps.clock.now().toISOString();
   const row = {
@@ -101,6 +114,8 @@ export async function updateProviderCredential(
   if (keep && stored.api_key_sealed !== NO_KEY && !sameDestination(stored.base_url, baseUrl)) {
     problems.push({ path: 'apiKey', message: 'must be sent again: baseUrl changed, and a kept key never follows a new destination' });
   }
+  // A keyless credential that loses its baseUrl would send no key to the public API.
+  if (keep && stored.api_key_sealed === NO_KEY && !keyMayBeLeftOut(stored.provider, baseUrl)) problems.push(keyRequired(stored.provider));
   if (problems.length) throw badRequest('Invalid provider credential', problems);
   let update = kysely
     .updateTable('provider_credentials')

@@ -11,9 +11,11 @@ export interface OpenAiSttSettings {
   timeoutMs: number;
   /** Audio kept per utterance; the rest is not sent (the API takes files up to 25 MB). */
   maxUtteranceSeconds: number;
+  /** The provider its errors name: `openai`, or `whisper` for a self-hosted server. */
+  name: string;
 }
 
-export const OPENAI_STT_DEFAULTS: Readonly<OpenAiSttSettings> = Object.freeze({ timeoutMs: 30_000, maxUtteranceSeconds: 120 });
+export const OPENAI_STT_DEFAULTS: Readonly<OpenAiSttSettings> = Object.freeze({ timeoutMs: 30_000, maxUtteranceSeconds: 120, name: 'openai' });
 
 /**
  * OpenAI's transcription endpoint, or any server that speaks it (faster-whisper-server,
@@ -22,7 +24,7 @@ export const OPENAI_STT_DEFAULTS: Readonly<OpenAiSttSettings> = Object.freeze({ 
  */
 export function createOpenAiStt(settings: Partial<OpenAiSttSettings> = {}): SttProvider {
   const s = { ...OPENAI_STT_DEFAULTS, ...settings };
-  return { name: 'openai', open: async (options) => new OpenAiSession(s, options) };
+  return { name: s.name, open: async (options) => new OpenAiSession(s, options) };
 }
 
 class OpenAiSession implements SttSession {
@@ -56,7 +58,7 @@ class OpenAiSession implements SttSession {
   }
 
   async endUtterance(): Promise<string> {
-    if (this.closing) throw new SttError('openai', 'the transcription session is closed');
+    if (this.closing) throw new SttError(this.settings.name, 'the transcription session is closed');
     const audio = concatSamples(this.chunks);
     const previewed = this.previewed;
     this.chunks = [];
@@ -70,7 +72,7 @@ class OpenAiSession implements SttSession {
 
   /** The utterance so far, transcribed as a whole (the model reads it in context), kept for endUtterance. */
   async preview(): Promise<string> {
-    if (this.closing) throw new SttError('openai', 'the transcription session is closed');
+    if (this.closing) throw new SttError(this.settings.name, 'the transcription session is closed');
     if (this.samples === 0) return '';
     if (this.previewed?.samples === this.samples) return this.previewed.text;
     const text = this.transcribe(concatSamples(this.chunks));
@@ -116,7 +118,7 @@ class OpenAiSession implements SttSession {
       body = await res.body.text();
     } catch (err) {
       const reason = this.closing ? 'closed' : attempt.signal.aborted ? 'timed out' : (errorCode((err as NodeJS.ErrnoException).code) ?? 'network error');
-      throw new SttError('openai', `transcription request failed: ${reason}`);
+      throw new SttError(this.settings.name, `transcription request failed: ${reason}`);
     } finally {
       clearTimeout(timer);
       this.stop.signal.removeEventListener('abort', onStop);
@@ -124,9 +126,9 @@ class OpenAiSession implements SttSession {
     const answer = parse(body);
     if (statusCode < 200 || statusCode > 299) {
       const code = errorCode(answer?.error?.code) ?? errorCode(answer?.error?.type);
-      throw new SttError('openai', `transcription refused: HTTP ${statusCode}${code ? ` ${code}` : ''}`, statusCode);
+      throw new SttError(this.settings.name, `transcription refused: HTTP ${statusCode}${code ? ` ${code}` : ''}`, statusCode);
     }
-    if (typeof answer?.text !== 'string') throw new SttError('openai', 'transcription answer without text', statusCode);
+    if (typeof answer?.text !== 'string') throw new SttError(this.settings.name, 'transcription answer without text', statusCode);
     return answer.text.trim();
   }
 }

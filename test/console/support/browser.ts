@@ -32,8 +32,7 @@ export async function openBrowser(baseUrl: string, args: readonly string[] = [])
     executablePath: CHROMIUM, headless: true, args: [...ARGS, ...args], baseURL: baseUrl, viewport: { width: 1280, height: 900 }, colorScheme: 'light',
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  // Generous: a page on a loaded CI machine may take long to draw; a wait only ends early in success.
-  page.setDefaultTimeout(30_000);
+  page.setDefaultTimeout(15_000);
   const problems: string[] = [];
   const expected: { url: RegExp; status: number }[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));

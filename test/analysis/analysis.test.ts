@@ -209,6 +209,19 @@ for (const dialect of DIALECTS) {
       assert.equal((await w.api('POST', `${w.tenant.orgPath}/calls/${callId}/analysis`)).status, 200);
       assert.equal((await settle(callId)).conclusion.summary, 'Short call, read again.');
 
+      // The plan changes after the call: a run asked for again follows the plan as it is now.
+      const replanned = await w.createAssistant({ name: 'Replanned', systemPrompt: 'You book appointments.', analysis: ANALYSIS });
+      answers = { summary: { text: 'Booked for Tuesday.' }, data: { text: '{"appointmentBooked": true, "day": "tuesday"}' }, success: { text: 'true' } };
+      const planned = await converse(['I would like an appointment.', 'Tuesday, please.'], replanned);
+      assert.equal((await settle(planned)).conclusion.summary, 'Booked for Tuesday.');
+      assert.equal((await w.api('PATCH', `${w.tenant.orgPath}/assistants/${replanned}`, { analysis: { summary: { prompt: 'Say in three words what happened.' }, structuredData: null, successEvaluation: null } })).status, 200);
+      const askedFrom = asked.length;
+      answers.summary = { text: 'Appointment was booked.' };
+      assert.equal((await w.api('POST', `${w.tenant.orgPath}/calls/${planned}/analysis`)).status, 200);
+      assert.equal((await settle(planned)).conclusion.summary, 'Appointment was booked.');
+      assert.deepEqual(asked.slice(askedFrom).map((a) => a.part), ['summary'], 'only what the new plan asks for');
+      assert.match(JSON.stringify(asked.at(-1)?.body.messages), /three words/, 'with the new plan\'s prompt');
+
       const plain = await w.createAssistant({ name: 'Plain' });
       const unplanned = await converse(['a', 'b'], plain);
       const refused = await w.api('POST', `${w.tenant.orgPath}/calls/${unplanned}/analysis`);

@@ -106,9 +106,13 @@ export function analysisJobs(ctx: Context, llmFor: LlmForCall, options: { leaseM
 
     async run({ row }, signal) {
       const call = await kysely.selectFrom('calls').selectAll().where('id', '=', row.call_id).executeTakeFirst();
-      const found = call ? await analysisSettingOf(kysely, call) : null;
-      if (!call || !found?.setting) return failed(row, found ? 'the assistant no longer asks for an analysis' : 'the call or its assistant is gone', false);
-      const { source, setting } = found;
+      // The call as it ran (its strategy's LLM, its prompt) at the version it ran; what to find out,
+      // the assistant's analysis as it is now: a run asked for again after the plan changed follows the new plan.
+      const ran = call ? await analysisSettingOf(kysely, call) : null;
+      const now = call ? await analysisSettingOf(kysely, { ...call, assistant_version: null }) : null;
+      if (!call || !ran || !now?.setting) return failed(row, now ? 'the assistant no longer asks for an analysis' : 'the call or its assistant is gone', false);
+      const { source } = ran;
+      const { setting } = now;
       const values = readJson<Record<string, unknown>>(call.user_values);
       const log = (await loadLog(kysely, [call.id])).get(call.id);
       const transcript = log?.transcript.length ? log.transcript : readJson<[]>(row.transcript);

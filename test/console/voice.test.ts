@@ -47,8 +47,15 @@ function speechPart(signal: Int16Array): Int16Array {
   return signal.subarray(start, end);
 }
 
-async function signIn(page: Page): Promise<void> {
+async function signIn(page: Page, problems: readonly string[]): Promise<void> {
   await page.goto('/console/signin');
+  try {
+    await page.getByLabel('API token').waitFor();
+  } catch (error) {
+    // Twice in CI (PostgreSQL, the second Chromium) the sign-in form never appeared: say what the page showed.
+    const shown = await page.locator('body').innerText({ timeout: 2_000 }).catch((e: Error) => `(unreadable: ${e.message})`);
+    throw new Error(`no sign-in form at ${page.url()}; the page showed ${JSON.stringify(shown.slice(0, 500))}; problems: ${JSON.stringify(problems)}`, { cause: error });
+  }
   await page.getByLabel('API token').fill(ADMIN_TOKEN);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByLabel('Vendor').selectOption({ label: 'Acme' });
@@ -127,7 +134,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
       const denied = await openBrowser(base, ['--use-fake-device-for-media-stream']);
       try {
         const { page } = denied;
-        await signIn(page);
+        await signIn(page, denied.problems);
         await openAssistant(page);
         await page.getByRole('button', { name: 'Talk', exact: true }).click();
         await page.getByRole('alert').getByText(/Microphone permission was denied/).waitFor();
@@ -144,7 +151,7 @@ for (const [index, dialect] of DIALECTS.entries()) {
       // The audio the page sends on the call socket: what the console made of the microphone.
       const sentFrames: Buffer[] = [];
       page.on('websocket', (ws) => ws.on('framesent', ({ payload }) => void (typeof payload !== 'string' && sentFrames.push(payload))));
-      await signIn(page);
+      await signIn(page, b.problems);
 
       await addDeepgramCredential(page);
 

@@ -50,6 +50,6 @@ else
   mapfile -t rest < <(find test -name '*.test.ts' | sort | grep -vxF -f <(printf '%s\n' "${LONGEST_FIRST[@]}"))
   files+=("${rest[@]}")
 fi
-# --test-force-exit: a test file whose tests are done exits even if a failed test left a server or
-# socket open; without it that file's process waits forever and the suite with it.
-node --import tsx --test --test-force-exit --test-concurrency="${TEST_CONCURRENCY:-2}" --test-reporter=spec "${files[@]}"
+# Node's test runner through its run() API (scripts/run-tests.ts): `node --test` would sort the
+# files by name. Two files at a time (TEST_CONCURRENCY), each exiting once its tests are done.
+node --import tsx scripts/run-tests.ts "${files[@]}"

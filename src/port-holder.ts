@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 
 export type PortProtocol = 'tcp' | 'udp';
 
@@ -57,8 +57,13 @@ function processWith(inodes: Map<string, number>, proc: string): number | null {
   return null;
 }
 
+/**
+ * The command line of a process of this user; '' for another user's (a service run as root sees
+ * every process: another user's arguments may hold a secret and do not go into our log).
+ */
 function commandOf(pid: number, proc: string): string {
   try {
+    if (statSync(`${proc}/${pid}`).uid !== process.getuid?.()) return '';
     const command = readFileSync(`${proc}/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
     return command.length > MAX_COMMAND ? `${command.slice(0, MAX_COMMAND - 1)}…` : command;
   } catch {

@@ -87,6 +87,33 @@ describe('parley serve on a taken port', { timeout: 120_000 }, () => {
     }
   });
 
+  it('the SIP port held, PARLEY_DIALER by default: serve runs on, and its readable warning names the holder', async () => {
+    const holder = createSocket('udp4');
+    await new Promise<void>((resolve) => holder.bind(0, '127.0.0.1', resolve));
+    const port = await freePort();
+    const child = spawn(process.execPath, [...PARLEY, 'serve'], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), PARLEY_SCHEDULER: 'off', PARLEY_SIP_HOST: '127.0.0.1', PARLEY_SIP_PORT: String(holder.address().port), PARLEY_LOG_FORMAT: 'pretty', PARLEY_ADMIN_TOKEN: 'a-test-admin-token-of-enough-length-000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (output += c));
+    try {
+      const sipPort = holder.address().port;
+      const warning = new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] WARN: SIP dialer off: could not bind 127\\.0\\.0\\.1:${sipPort} \\(port ${sipPort} is taken by pid ${process.pid} \\(`, 'm');
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      while (!(warning.test(output) && (await healthy(`http://127.0.0.1:${port}`)))) {
+        assert.equal(child.exitCode, null, `parley serve exited: ${output}`);
+        assert.ok(Date.now() < deadline, `no warning naming the holder and no /healthz within ${START_TIMEOUT_MS / 1000} s: ${output}`);
+        await sleep(50);
+      }
+      assert.doesNotMatch(output, /^\{"level"/m, 'readable lines, not JSON');
+    } finally {
+      await kill(child);
+      await new Promise<void>((resolve) => holder.close(resolve));
+    }
+  });
+
   it('the SIP port held, with PARLEY_DIALER=sip explicit: one line naming the holder, exit 1', async () => {
     const holder = createSocket('udp4');
     await new Promise<void>((resolve) => holder.bind(0, '127.0.0.1', resolve));

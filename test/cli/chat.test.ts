@@ -19,13 +19,27 @@ interface Chat {
 }
 
 /** The built `parley chat` (bin/parley.js runs dist/) as a process, its stdout and stderr gathered in one transcript. */
-function chat(command: string[], env: Record<string, string>, stdin: 'pipe' | 'ignore' = 'pipe'): Chat {
-  const child = spawn(command[0]!, command.slice(1), { env: { PATH: process.env.PATH ?? '', ...env }, stdio: [stdin, 'pipe', 'pipe'] });
+function chat(command: string[], env: Record<string, string>): Chat {
+  const child = spawn(command[0]!, command.slice(1), { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  // A failed test leaves no chat behind: the test process's exit takes it along.
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('close', () => process.off('exit', reap));
   let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.once('error', (err) => (output += `[test] could not run ${command[0]}: ${err.message}`));
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, output: () => output, exited };
+}
+
+/** The chat's exit code; a chat still running after the deadline fails with its transcript. */
+function finished(run: Chat): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`chat still running after ${RUN_TIMEOUT_MS / 1000} s:\n${run.output()}`)), RUN_TIMEOUT_MS);
+  });
+  return Promise.race([run.exited, late]).finally(() => clearTimeout(timer));
 }
 
 /** A terminal's transcript without its control sequences (readline's cursor moves and colours) and carriage returns. */
@@ -44,7 +58,7 @@ function inOrder(output: string, texts: (string | RegExp)[]): void {
 }
 
 for (const dialect of DIALECTS) {
-  describe(`parley chat, as a process against a service (${dialect})`, { timeout: 240_000 }, () => {
+  describe(`parley chat, as a process against a service (${dialect})`, { timeout: 400_000 }, () => {
     let t: TestApp;
     let service: ServiceProcess | undefined;
     let env: Record<string, string>;
@@ -66,18 +80,18 @@ for (const dialect of DIALECTS) {
       await t.close();
     });
 
+    /** The record of the call the chat printed the id of, once the service has stored its end. */
     const record = async (output: string) => {
       const id = /^call id: (\S+)$/m.exec(output)?.[1];
       assert.ok(id, output);
-      const res = await t.call('GET', `${orgPath}/calls/${id}`);
-      return res.json().data;
+      return until('the call record ended', async () => (await t.call('GET', `${orgPath}/calls/${id}`)).json().data, (call) => call?.status === 'ended', 30_000);
     };
 
-    it('piped lines go after the greeting, one per answer; the end of the input ends the call, exit 0', async () => {
+    it('piped lines go after the greeting, one per answer; the end of the input ends the call, exit 0', { timeout: 100_000 }, async () => {
       const run = chat([process.execPath, 'bin/parley.js', 'chat', assistant], env);
       // All of it at once, before the call has even started: the greeting still comes first.
       run.child.stdin!.end('What can you do?\nThank you\n');
-      const code = await Promise.race([run.exited, new Promise((_, reject) => setTimeout(() => reject(new Error(`chat still running after ${RUN_TIMEOUT_MS / 1000} s:\n${run.output()}`)), RUN_TIMEOUT_MS).unref())]);
+      const code = await finished(run);
       const output = run.output();
       assert.equal(code, 0, output);
       inOrder(output, [`assistant: ${GREETING}`, 'you: What can you do?', /assistant: \S/, 'you: Thank you', /assistant: \S/, 'call ended: client_ended', 'call id: ']);
@@ -86,12 +100,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(call.transcript.map((e: { role: string }) => e.role), ['assistant', 'user', 'assistant', 'user', 'assistant']);
     });
 
-    it('SIGINT (Ctrl-C) with the input piped ends the call as the client\'s, exit 0', async () => {
+    it('SIGINT (Ctrl-C) with the input piped ends the call as the client\'s, exit 0', { timeout: 100_000 }, async () => {
       const run = chat([process.execPath, 'bin/parley.js', 'chat', assistant], env);
       await until('the greeting', async () => run.output(), (o) => o.includes(`assistant: ${GREETING}`) || run.child.exitCode !== null, RUN_TIMEOUT_MS);
       assert.equal(run.child.exitCode, null, run.output());
       run.child.kill('SIGINT');
-      assert.equal(await run.exited, 0, run.output());
+      assert.equal(await finished(run), 0, run.output());
       assert.match(run.output(), /call ended: client_ended/);
       const call = await record(run.output());
       assert.equal(call.status, 'ended');
@@ -99,7 +113,7 @@ for (const dialect of DIALECTS) {
       run.child.stdin!.destroy();
     });
 
-    it('at a terminal the prompt comes after the greeting, and Ctrl-C there hangs up too, exit 0', async () => {
+    it('at a terminal the prompt comes after the greeting, and Ctrl-C there hangs up too, exit 0', { timeout: 100_000 }, async () => {
       // script(1) gives the chat a pseudo-terminal: stdin is a TTY, as for a person.
       const line = `${process.execPath} bin/parley.js chat ${assistant}`;
       const run = chat(['script', '-qfec', line, '/dev/null'], env);
@@ -107,7 +121,7 @@ for (const dialect of DIALECTS) {
       inOrder(shown, [`assistant: ${GREETING}`, 'you: ']);
       assert.equal(shown.indexOf('you: '), shown.lastIndexOf('you: '), `one prompt, after the greeting:\n${shown}`);
       run.child.stdin!.write('\u0003'); // Ctrl-C, as the terminal sends it in raw mode
-      assert.equal(await run.exited, 0, run.output());
+      assert.equal(await finished(run), 0, run.output());
       assert.match(run.output(), /call ended: client_ended/);
       assert.equal((await record(plain(run.output()))).endReason, 'client_ended');
     });

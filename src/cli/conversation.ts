@@ -121,6 +121,10 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
       pump();
     };
     const unregister = io.onInterrupt?.(interrupt);
+    const fail = (err: Error) => {
+      unregister?.();
+      reject(err);
+    };
     const finish = (end: ConversationEnd) => {
       if (ended) return;
       ended = end;
@@ -130,11 +134,11 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
     };
 
     socket.on('unexpected-response', (_req, res) => {
-      reject(new Error(`The call socket was refused with HTTP ${res.statusCode}${res.statusCode === 401 ? ' (its token works once, for 60 s)' : ''}`));
+      fail(new Error(`The call socket was refused with HTTP ${res.statusCode}${res.statusCode === 401 ? ' (its token works once, for 60 s)' : ''}`));
       res.resume();
     });
     socket.on('error', (err) => {
-      if (!ended) reject(new Error(`The call socket failed: ${err.message}`));
+      if (!ended) fail(new Error(`The call socket failed: ${err.message}`));
     });
     socket.on('close', () => finish({ callId, reason: ended?.reason ?? 'disconnected' }));
     socket.on('message', (data, isBinary) => {

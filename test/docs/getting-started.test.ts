@@ -170,5 +170,21 @@ describe('docs/getting-started.md runs as written', () => {
         await new Promise((closed) => holder.close(closed));
       }
     });
+
+    it('the tool server\'s block stops when its port is taken (its error says "already", not "tool server ready")', { timeout: TIMEOUT_MS + 10_000 }, async () => {
+      const holder = createServer();
+      await new Promise<void>((listening) => holder.listen(0, '127.0.0.1', listening));
+      try {
+        const { port } = holder.address() as AddressInfo;
+        const script = ['set -euo pipefail', ...shellBlocks(markdown), 'echo "[test] ran past the tool server block"'].join('\n');
+        const run = await runBash(script, dir, { PATH: process.env.PATH ?? '', HOME: dir, PORT: String(await freePort()), TOOL_PORT: String(port), DATABASE_URL: database.url });
+        assert.notEqual(run.code, 0, run.output);
+        assert.match(run.output, /EADDRINUSE/);
+        assert.match(run.output, /the tool server stopped \(above: why; TOOL_PORT=4001 picks another port\)/);
+        assert.doesNotMatch(run.output, /^assistant |ran past the tool server block/m);
+      } finally {
+        await new Promise((closed) => holder.close(closed));
+      }
+    });
   });
 });

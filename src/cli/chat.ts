@@ -51,7 +51,7 @@ export function chatCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
         ? await org.startAgentCall({ path: { agentId: found.id }, body: {} })
         : await org.startAssistantCall({ path: { assistantId: found.id }, body: {} });
       const interactive = io.stdin.isTTY === true;
-      io.stdout.write(`Calling ${found.kind} "${found.name}" (call ${call.id}).${interactive ? ' Type /end or press Ctrl-D to hang up.' : ''}\n`);
+      io.stdout.write(`Calling ${found.kind} "${found.name}" (call ${call.id}).${interactive ? ' Type /end or press Ctrl-D to hang up after the answer, Ctrl-C at once.' : ''}\n`);
       const end = await converse(call.websocketUrl, { input: io.stdin, output: io.stdout, interactive, onInterrupt });
       io.stdout.write(`call id: ${call.id}\nrecord:  ${api.baseUrl}${orgPath}/calls/${call.id}\n`);
       done(end.reason === 'interrupted' ? EXIT_INTERRUPTED : FAILED.has(end.reason) ? 1 : 0);

@@ -58,7 +58,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     // One line that says who holds it: a service already running there is the usual reason.
-    throw new Error(`PORT: ${describeTakenPort(config.port, ['tcp'])} on ${config.host}; stop it, or choose another port with PORT or --port`, { cause: err });
+    throw new Error(`PORT: ${describeTakenPort(config.port, ['tcp'], { host: config.host })} on ${config.host}; stop it, or choose another port with PORT or --port`, { cause: err });
   }
   reportStartup(app.log, config, config.adminToken ? 'env' : generated ? 'generated' : 'stored');
   return app;

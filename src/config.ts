@@ -52,6 +52,7 @@ const SETTINGS_TABLE = {
   egressAllow: { name: 'PARLEY_EGRESS_ALLOW', default: '', description: 'comma-separated CIDRs that tool webhooks, event hooks, SIP and tenants\' provider base URLs may reach although private or loopback', parse: (v: string) => v },
   publicUrl: { name: 'PARLEY_PUBLIC_URL', default: '', description: 'the public base URL of the service, for the websocketUrl of calls, the URL Twilio signs and the servers of /openapi.json (else the request\'s host)', parse: (v: string) => v || null },
   logLevel: { name: 'LOG_LEVEL', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace or silent', parse: parseLogLevel },
+  logFormat: { name: 'PARLEY_LOG_FORMAT', default: 'auto', description: 'auto: readable lines when the output is a terminal, JSON lines otherwise; json or pretty: always that (secrets are redacted in both)', parse: parseLogFormat },
   trustProxy: { name: 'PARLEY_TRUST_PROXY', default: '', description: 'trust X-Forwarded-For from these proxies (comma-separated addresses or CIDRs, or true for any) to find the client address', parse: parseTrustProxy },
   schedulerEnabled: { name: 'PARLEY_SCHEDULER', default: 'on', description: 'off runs parley serve as API only (run parley worker processes for tasks, event hooks and sweeps)', parse: (v: string) => parseSwitch('PARLEY_SCHEDULER', v) },
   dialer: { name: 'PARLEY_DIALER', default: 'sip', description: 'sip: parley serve runs a SIP endpoint that places task calls through the agents\' SIP credentials (parley worker refuses it: SIP calls need the call runtime of serve; by default, when its SIP port cannot be bound, serve warns and runs without SIP, while an explicit sip fails the start); none: no SIP in this process (task attempts fail with "no dialer configured")', parse: parseDialer },
@@ -131,6 +132,14 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function parseLogLevel(v: string): string {
   if (!LOG_LEVELS.includes(v)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${v}"`);
   return v;
+}
+
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+
+function parseLogFormat(v: string): (typeof LOG_FORMATS)[number] {
+  const format = LOG_FORMATS.find((f) => f === v);
+  if (!format) throw new ConfigError(`PARLEY_LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${v}"`);
+  return format;
 }
 
 function parseSwitch(name: string, v: string): boolean {

@@ -7,7 +7,7 @@ import { createSecretBox, type SecretBox } from './crypto/secret-box.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { createEgress, type EgressRequest, type EgressResponse } from './egress/client.ts';
 import { parseAllowList, type AllowList } from './egress/policy.ts';
-import { loggerOptions } from './logging.ts';
+import { logDestination, loggerOptions } from './logging.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,7 +44,7 @@ export interface ContextOptions {
   /** An already-open database (tests, benchmarks); it is then left open by close(). */
   db?: Db;
   clock?: Clock;
-  /** A logger to use as it is; otherwise one is made from config.logLevel writing to `logStream` (stdout). */
+  /** A logger to use as it is; otherwise one is made from config.logLevel writing to `logStream` (stdout, as PARLEY_LOG_FORMAT says). */
   log?: FastifyBaseLogger;
   logStream?: DestinationStream;
 }
@@ -53,7 +53,7 @@ export function createContext(config: Config, options: ContextOptions = {}): Con
   const db = options.db ?? openDatabase(config.database);
   const allow = parseAllowList(config.egressAllow);
   const client = createEgress({ allow });
-  const log = options.log ?? pino(loggerOptions(config.logLevel), options.logStream);
+  const log = options.log ?? pino(loggerOptions(config.logLevel), options.logStream ?? logDestination(config.logFormat, process.stdout) ?? undefined);
   return {
     processId: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`,
     config,

@@ -1,4 +1,5 @@
-import type { LoggerOptions } from 'pino';
+import pino, { type DestinationStream, type LoggerOptions } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 
 /** Keys whose values never reach a log line, wherever they sit in a logged object. */
 const SECRET_KEYS = ['authorization', 'password', 'secret', 'token', 'headers', 'apiKey', 'cookie'];
@@ -53,4 +54,30 @@ export function loggerOptions(level: string): LoggerOptions {
       }),
     },
   };
+}
+
+/** Where the log lines of a process go: the terminal, or any other output (a file, a pipe, a collector). */
+interface LogOutput {
+  readonly fd: number;
+  readonly isTTY?: boolean;
+}
+
+/**
+ * The stream pino writes to: JSON lines (pino's own, null here) unless the format asks for
+ * readable lines, which `auto` does when the output is a terminal. The readable lines are made
+ * on this thread from the JSON line pino wrote (redaction already done), and written
+ * synchronously: pino-pretty's transport would run them through a stream pipeline (or a worker
+ * thread), where the last lines before an exit can be lost.
+ */
+export function logDestination(format: 'auto' | 'json' | 'pretty', output: LogOutput): DestinationStream | null {
+  if (format === 'json' || (format === 'auto' && output.isTTY !== true)) return null;
+  const pretty = prettyFactory({
+    colorize: output.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    // `check` tags the start-up lines for scripts that read the JSON; a person reads the message.
+    ignore: 'pid,hostname,check',
+    singleLine: true,
+  });
+  const out = pino.destination({ dest: output.fd, sync: true });
+  return { write: (line: string) => out.write(pretty(line)) };
 }

@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { createContext } from './context.ts';
 import { startupChecks, type AdminTokenSource } from './diagnostics.ts';
 import { llmCheck, sttCheck, ttsCheck } from './diagnostics-providers.ts';
+import { describeTakenPort } from './port-holder.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 /** The start-up probes of the LLM endpoint and the STT server: short, and only ever a warning. */
@@ -52,7 +53,13 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     await app.close();
     await ctx.close();
   });
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    // One line that says who holds it: a service already running there is the usual reason.
+    throw new Error(`PORT: ${describeTakenPort(config.port, ['tcp'], { host: config.host })} on ${config.host}; stop it, or choose another port with PORT or --port`, { cause: err });
+  }
   reportStartup(app.log, config, config.adminToken ? 'env' : generated ? 'generated' : 'stored');
   return app;
 }

@@ -47,6 +47,7 @@ export const ServerFrames = {
     callId: Type.String({ format: 'uuid' }),
     unfilledPlaceholders: Type.Optional(Type.Array(Type.String(), { description: 'Placeholders of the prompt or greeting that had no value and no default' })),
     audio: Type.Optional(Type.Object({ encoding: Type.String(), sampleRate: Type.Integer() }, { description: 'A voice call: the format of the binary audio frames both ways' })),
+    greeting: Type.Optional(Type.Literal(true, { description: 'A text call whose assistant greets first: the greeting, an assistant_message, is the next frame; a client that waits for it shows the conversation in order' })),
   }, 'First frame of every call'),
   speech_started: frame('speech_started', {}, 'Voice calls: the caller started speaking (voice activity detection)'),
   user_transcript: frame('user_transcript', {

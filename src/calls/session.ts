@@ -134,7 +134,9 @@ export class CallSession {
     this.opener = opener ?? null;
     if (audio) this.voiceReady = new Promise((resolve) => (this.markVoiceReady = resolve));
     const { unfilled } = this.setup;
-    this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}) });
+    // A text call greets at once (below): the client is told, so it waits for the greeting before its first message.
+    const greets = !audio && !this.setup.failure && Boolean(this.setup.greeting);
+    this.emit({ type: 'call_started', callId: this.setup.callId, ...(unfilled.length ? { unfilledPlaceholders: unfilled } : {}), ...(audio ? { audio } : {}), ...(greets ? { greeting: true as const } : {}) });
     // A call whose setup cannot work (an LLM without a key) ends as it starts, saying why.
     if (this.setup.failure) return void this.fail(this.setup.failure);
     if (!audio) this.greet();

@@ -15,6 +15,14 @@ interface ChatOptions {
 
 /** Ends that are the call's own doing, not a failure of the service or the LLM. */
 const FAILED = new Set(['error', 'server_shutdown', 'server_lost', 'disconnected']);
+/** A second Ctrl-C left without waiting for the call's end: the shell's code for SIGINT. */
+const EXIT_INTERRUPTED = 130;
+
+/** Ctrl-C with the input piped arrives as SIGINT: it hangs up instead of killing the process mid-call. */
+function onInterrupt(handler: () => void): () => void {
+  process.on('SIGINT', handler);
+  return () => void process.off('SIGINT', handler);
+}
 
 /**
  * `parley chat <id>`: starts a WebSocket call with an assistant (or an agent) and holds a text
@@ -24,7 +32,7 @@ const FAILED = new Set(['error', 'server_shutdown', 'server_lost', 'disconnected
 export function chatCommand(io: CliIo, done: (outcome: Outcome) => void): Command {
   return new Command('chat')
     .summary('talk to an assistant or an agent in the terminal (text)')
-    .description('Start a WebSocket call with an assistant or an agent and talk to it in text: tool calls and their results show as they happen.\nType /end (or Ctrl-D, Ctrl-C) to hang up; the call id and its record\'s URL are printed at the end.\nLines may be piped in: each is sent once the answer to the one before is done, and the end of the input hangs up.\nVoice is not offered here: start the call with "audio" through the API (docs/calls.md).')
+    .description('Start a WebSocket call with an assistant or an agent and talk to it in text: tool calls and their results show as they happen.\nType /end (or Ctrl-D) to hang up after the answer in progress, Ctrl-C to hang up at once (exit 0; a second Ctrl-C leaves without waiting, exit 130); the call id and its record\'s URL are printed at the end.\nLines may be piped in: the first is sent after the greeting, each next one once the answer to the one before is done, and the end of the input hangs up (exit 0).\nVoice is not offered here: start the call with "audio" through the API (docs/calls.md).')
     .argument('<id>', 'the assistant\'s or agent\'s id', id)
     .option('--url <url>', 'the Parley service (env: PARLEY_URL; default http://127.0.0.1:$PORT, else 8080)')
     .option('--token <token>', 'an API token with calls:write (env: PARLEY_TOKEN)')
@@ -43,9 +51,9 @@ export function chatCommand(io: CliIo, done: (outcome: Outcome) => void): Comman
         ? await org.startAgentCall({ path: { agentId: found.id }, body: {} })
         : await org.startAssistantCall({ path: { assistantId: found.id }, body: {} });
       const interactive = io.stdin.isTTY === true;
-      io.stdout.write(`Calling ${found.kind} "${found.name}" (call ${call.id}).${interactive ? ' Type /end or press Ctrl-D to hang up.' : ''}\n`);
-      const end = await converse(call.websocketUrl, { input: io.stdin, output: io.stdout, interactive });
+      io.stdout.write(`Calling ${found.kind} "${found.name}" (call ${call.id}).${interactive ? ' Type /end or press Ctrl-D to hang up after the answer, Ctrl-C at once.' : ''}\n`);
+      const end = await converse(call.websocketUrl, { input: io.stdin, output: io.stdout, interactive, onInterrupt });
       io.stdout.write(`call id: ${call.id}\nrecord:  ${api.baseUrl}${orgPath}/calls/${call.id}\n`);
-      done(FAILED.has(end.reason) ? 1 : 0);
+      done(end.reason === 'interrupted' ? EXIT_INTERRUPTED : FAILED.has(end.reason) ? 1 : 0);
     });
 }

@@ -7,10 +7,16 @@ export interface ConversationIo {
   output: NodeJS.WritableStream;
   /** A person at a terminal: a prompt is shown, and their lines are not echoed back. */
   interactive: boolean;
+  /**
+   * Registers what an interrupt (SIGINT: Ctrl-C with the input piped) does, and gives back how
+   * to unregister it. A terminal's Ctrl-C reaches the conversation through its readline instead.
+   */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
 export interface ConversationEnd {
   callId: string | null;
+  /** The call's end reason (call_ended), `disconnected` when the socket closed without one, `interrupted` after a second Ctrl-C. */
   reason: string;
 }
 
@@ -64,8 +70,11 @@ class Transcript {
 
 /**
  * A text conversation over the call WebSocket. Lines typed (or piped in) are sent one at a
- * time: each waits until the answer to the previous one is done (`turn_done`), so a script's
- * `/end` does not cut its last question off. `/end`, the end of the input, or Ctrl-C hang up.
+ * time: the first once the greeting is shown (call_started says one comes), each next one once
+ * the answer to the previous one is done (`turn_done`), so a script's `/end` does not cut its
+ * last question off. `/end` and the end of the input hang up after the answer in progress;
+ * Ctrl-C hangs up at once (the call ends `client_ended`), and a second Ctrl-C leaves without
+ * waiting for the service (`interrupted`).
  */
 export function converse(websocketUrl: string, io: ConversationIo): Promise<ConversationEnd> {
   return new Promise((resolve, reject) => {
@@ -73,7 +82,9 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
     const transcript = new Transcript(io.output);
     const queue: Outgoing[] = [];
     let callId: string | null = null;
-    let busy = true; // until call_started
+    let busy = true; // until call_started, and its greeting when it says one comes
+    let greeting = false; // the greeting call_started announced has not arrived yet
+    let cutIn = false; // Ctrl-C: the end goes out now, not after the answer in progress
     let answered = false; // the server reacted to the message in flight beyond refusing it
     let hangingUp = false;
     let ended: ConversationEnd | null = null;
@@ -83,7 +94,7 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
       if (io.interactive && !busy && !hangingUp && queue.length === 0) rl?.prompt();
     };
     const pump = () => {
-      if (busy || ended || socket.readyState !== WebSocket.OPEN) return;
+      if ((busy && !cutIn) || callId === null || ended || socket.readyState !== WebSocket.OPEN) return;
       const next = queue.shift();
       if (!next) return prompt();
       busy = true;
@@ -96,19 +107,38 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
       if (!queue.some((m) => m.type === 'end') && !hangingUp) queue.push({ type: 'end' });
       pump();
     };
+    const interrupt = () => {
+      if (ended) return;
+      if (cutIn) {
+        // The second Ctrl-C: the service has not ended the call yet; stop waiting for it.
+        socket.terminate();
+        return finish({ callId, reason: 'interrupted' });
+      }
+      cutIn = true;
+      if (hangingUp) return; // the end is on its way already
+      queue.length = 0;
+      queue.push({ type: 'end' });
+      pump();
+    };
+    const unregister = io.onInterrupt?.(interrupt);
+    const fail = (err: Error) => {
+      unregister?.();
+      reject(err);
+    };
     const finish = (end: ConversationEnd) => {
       if (ended) return;
       ended = end;
+      unregister?.();
       rl?.close();
       resolve(end);
     };
 
     socket.on('unexpected-response', (_req, res) => {
-      reject(new Error(`The call socket was refused with HTTP ${res.statusCode}${res.statusCode === 401 ? ' (its token works once, for 60 s)' : ''}`));
+      fail(new Error(`The call socket was refused with HTTP ${res.statusCode}${res.statusCode === 401 ? ' (its token works once, for 60 s)' : ''}`));
       res.resume();
     });
     socket.on('error', (err) => {
-      if (!ended) reject(new Error(`The call socket failed: ${err.message}`));
+      if (!ended) fail(new Error(`The call socket failed: ${err.message}`));
     });
     socket.on('close', () => finish({ callId, reason: ended?.reason ?? 'disconnected' }));
     socket.on('message', (data, isBinary) => {
@@ -117,6 +147,11 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
       transcript.show(frame);
       if (frame.type === 'call_started') {
         callId = frame.callId;
+        greeting = frame.greeting === true;
+        busy = greeting;
+        pump();
+      } else if (frame.type === 'assistant_message' && greeting) {
+        greeting = false;
         busy = false;
         pump();
       } else if (frame.type === 'turn_done') {
@@ -148,7 +183,7 @@ export function converse(websocketUrl: string, io: ConversationIo): Promise<Conv
       rl.on('close', () => {
         if (!ended) hangUp();
       });
-      rl.on('SIGINT', () => hangUp());
+      rl.on('SIGINT', interrupt);
     });
   });
 }

@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Context } from '../context.ts';
 import { checkAddress } from '../egress/policy.ts';
+import { describeTakenPort } from '../port-holder.ts';
 import { SipEndpoint } from '../sip/endpoint.ts';
 import type { MediaSettings } from '../sip/call-media.ts';
 import { RtpPortPool } from '../sip/rtp/ports.ts';
@@ -58,7 +59,7 @@ export async function openTelephony(ctx: Pick<Context, 'config' | 'egress' | 'cl
   try {
     telephony = await startTelephony(ctx);
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? describeTakenPort(config.sipPort, ['udp', 'tcp'], { host: config.sipHost }) : err instanceof Error ? err.message : String(err);
     const where = `${config.sipHost}:${config.sipPort}`;
     if (config.dialerExplicit) throw new Error(`PARLEY_DIALER=sip: the SIP endpoint could not bind ${where} (${why}); free the port, set PARLEY_SIP_PORT, or PARLEY_DIALER=none`, { cause: err });
     log.warn({ check: 'sip', err: why }, `SIP dialer off: could not bind ${where} (${why}); task calls fail until PARLEY_SIP_PORT names a free port (or set PARLEY_DIALER=none to silence this)`);

@@ -36,7 +36,7 @@ for (const dialect of DIALECTS) {
 
     it('greets first with placeholders filled, then streams each answer and sends it whole', async () => {
       const { id, client } = await w.open(assistantId, { firstName: 'Ada', count: 3, customer: { tier: 'gold' } });
-      assert.deepEqual(client.frames[0], { type: 'call_started', callId: id, unfilledPlaceholders: ['unknown', 'missing'] });
+      assert.deepEqual(client.frames[0], { type: 'call_started', callId: id, unfilledPlaceholders: ['unknown', 'missing'], greeting: true });
       assert.deepEqual(await client.next(() => true), { type: 'assistant_message', text: 'Hi Ada, you have 3 orders. {{missing}}' });
       const before = w.llm.requests.length;
       w.llm.respond = () => ({ text: 'Your order ships today.' });
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
         systemPromptGreeting: 'Hello {{firstName|there}}, welcome to {{company|our shop}}!',
       });
       const bare = await w.open(withDefaults);
-      assert.deepEqual(bare.client.frames[0], { type: 'call_started', callId: bare.id });
+      assert.deepEqual(bare.client.frames[0], { type: 'call_started', callId: bare.id, greeting: true });
       assert.deepEqual(await bare.client.next(() => true), { type: 'assistant_message', text: 'Hello there, welcome to our shop!' });
       w.llm.respond = () => ({ text: 'Sure.' });
       const before = w.llm.requests.length;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/dialects.ts';
@@ -141,4 +142,49 @@ describe('docs/getting-started.md runs as written', () => {
       });
     });
   }
+
+  describe('a port already taken', () => {
+    let database: TestDatabase;
+    let dir: string;
+    before(async () => {
+      database = await createTestDatabase('sqlite'); // the port does not depend on the database
+      dir = checkoutLookalike();
+    });
+    after(async () => {
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('the service block stops, naming the process on PORT, and no block after it runs against that one', { timeout: TIMEOUT_MS + 10_000 }, async () => {
+      const holder = createServer((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n')); // answers /readyz as if it were a service
+      await new Promise<void>((listening) => holder.listen(0, '127.0.0.1', listening));
+      try {
+        const { port } = holder.address() as AddressInfo;
+        const script = ['set -euo pipefail', ...shellBlocks(markdown), 'echo "[test] ran past the service block"'].join('\n');
+        const run = await runBash(script, dir, { PATH: process.env.PATH ?? '', HOME: dir, PORT: String(port), TOOL_PORT: String(await freePort()), DATABASE_URL: database.url });
+        assert.notEqual(run.code, 0, run.output);
+        assert.match(run.output, new RegExp(`parley: PORT: port ${port} is taken by pid ${process.pid} \\(`));
+        assert.match(run.output, /parley serve stopped: its log above says why/);
+        assert.doesNotMatch(run.output, /^vendor |ran past the service block/m);
+      } finally {
+        await new Promise((closed) => holder.close(closed));
+      }
+    });
+
+    it('the tool server\'s block stops when its port is taken (its error says "already", not "tool server ready")', { timeout: TIMEOUT_MS + 10_000 }, async () => {
+      const holder = createServer();
+      await new Promise<void>((listening) => holder.listen(0, '127.0.0.1', listening));
+      try {
+        const { port } = holder.address() as AddressInfo;
+        const script = ['set -euo pipefail', ...shellBlocks(markdown), 'echo "[test] ran past the tool server block"'].join('\n');
+        const run = await runBash(script, dir, { PATH: process.env.PATH ?? '', HOME: dir, PORT: String(await freePort()), TOOL_PORT: String(port), DATABASE_URL: database.url });
+        assert.notEqual(run.code, 0, run.output);
+        assert.match(run.output, /EADDRINUSE/);
+        assert.match(run.output, /the tool server stopped \(above: why; TOOL_PORT=4001 picks another port\)/);
+        assert.doesNotMatch(run.output, /^assistant |ran past the tool server block/m);
+      } finally {
+        await new Promise((closed) => holder.close(closed));
+      }
+    });
+  });
 });

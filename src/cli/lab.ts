@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { BARESIP, startBaresip, type Baresip } from '../lab/baresip.ts';
 import { KAMAILIO, PROXY_CONFIG, startKamailio, type Kamailio } from '../lab/kamailio.ts';
-import { clearLeftovers, recordProcesses, writeSilence } from '../lab/leftovers.ts';
+import { clearLeftovers, recordProcesses, runningLab, stopRunningLab, writeSilence } from '../lab/leftovers.ts';
 import { portIsFree } from '../lab/ports.ts';
 import { id, port } from './arguments.ts';
 import { openScope, type ScopeOptions } from './ascode/scope.ts';
@@ -22,6 +22,7 @@ interface LabOptions extends ScopeOptions {
   rtpPorts: string;
   dir: string;
   autoAnswer?: boolean;
+  stop?: boolean;
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -67,10 +68,18 @@ export function labCommand(io: CliIo, done: (outcome: Outcome) => void): Command
     .option('--rtp-ports <range>', 'the softphone\'s RTP ports', '31000-31099')
     .option('--dir <dir>', 'where the generated configurations and the phone\'s recordings go', 'data/lab')
     .option('--auto-answer', 'the phone answers every call at once')
+    .option('--stop', 'stop the lab running with --dir (as Ctrl-C in its terminal would) and wait until it has cleaned up')
     .action(async (options: LabOptions) => {
+      if (options.stop) {
+        const pid = await stopRunningLab(resolve(options.dir), 30_000);
+        io.stdout.write(pid === null ? `No lab runs with ${options.dir}.\n` : `Stopped the lab (pid ${pid}).\n`);
+        return done(0);
+      }
       checkInstalled();
       const { org, organization } = openScope(io, options, 'lab');
       const dir = resolve(options.dir);
+      const other = runningLab(dir);
+      if (other !== null) throw new ConfigError(`A lab already runs with ${options.dir} (pid ${other}): stop it first (Ctrl-C in its terminal, or parley lab --stop), or give this one another --dir`);
       const left = await clearLeftovers(dir);
       if (left.length > 0) io.stdout.write(`Stopped what a lab run before left running: ${left.join(', ')}.\n`);
       await mkdir(dir, { recursive: true });
@@ -104,7 +113,7 @@ export function labCommand(io: CliIo, done: (outcome: Outcome) => void): Command
           user: options.phone, registrar: { host: kamailio.host, port: kamailio.udpPort }, source, rtpPorts: options.rtpPorts,
           answerMode: options.autoAnswer ? 'auto' : 'manual', dir: join(dir, 'phone'),
         });
-        await recordProcesses(dir, { kamailio: kamailio.pid, baresip: phone.pid });
+        await recordProcesses(dir, { lab: process.pid, kamailio: kamailio.pid, baresip: phone.pid });
         provisioned = await provisionTrunk(org, { hostname: kamailio.host, port: kamailio.udpPort, username: TRUNK_USER, password }, options.number);
       } catch (err) {
         await stop();

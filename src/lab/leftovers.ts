@@ -5,8 +5,19 @@ import { join } from 'node:path';
 const STATE = 'lab.json';
 
 interface State {
+  /** The `parley lab` process itself. */
+  lab?: number;
   kamailio?: number;
   baresip?: number;
+}
+
+function readState(dir: string): State {
+  try {
+    return JSON.parse(readFileSync(join(dir, STATE), 'utf8')) as State;
+  } catch {
+    // none, or a torn file: nothing to stop by it
+    return {};
+  }
 }
 
 /** Whether `pid` is alive and runs `program` (a pid reused by another program is left alone). */
@@ -30,15 +41,9 @@ async function gone(pid: number, program: string, ms: number): Promise<boolean> 
  * emptied. Answers what was stopped, in words.
  */
 export async function clearLeftovers(dir: string): Promise<string[]> {
-  const file = join(dir, STATE);
   const stopped: string[] = [];
-  if (existsSync(file)) {
-    let state: State = {};
-    try {
-      state = JSON.parse(readFileSync(file, 'utf8')) as State;
-    } catch {
-      // a torn file: nothing to stop by it
-    }
+  if (existsSync(join(dir, STATE))) {
+    const state = readState(dir);
     for (const program of ['kamailio', 'baresip'] as const) {
       const pid = state[program];
       if (typeof pid !== 'number' || !runs(pid, program)) continue;
@@ -51,6 +56,35 @@ export async function clearLeftovers(dir: string): Promise<string[]> {
   }
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   return stopped;
+}
+
+function isLabProcess(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('lab');
+  } catch {
+    return false;
+  }
+}
+
+/** The process id of the `parley lab` running with this folder, or null. */
+export function runningLab(dir: string): number | null {
+  const pid = readState(dir).lab;
+  return pid !== undefined && pid !== process.pid && isLabProcess(pid) ? pid : null;
+}
+
+/**
+ * `parley lab --stop`: the lab running with this folder is asked to stop (SIGTERM, as Ctrl-C) and
+ * waited for until it has cleaned up; null when none runs there.
+ */
+export async function stopRunningLab(dir: string, timeoutMs: number): Promise<number | null> {
+  const pid = runningLab(dir);
+  const isLab = (): boolean => pid !== null && isLabProcess(pid);
+  if (pid === null) return null;
+  process.kill(pid, 'SIGTERM');
+  const until = Date.now() + timeoutMs;
+  while (isLab() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  if (isLab()) throw new Error(`the lab (pid ${pid}) did not stop within ${timeoutMs / 1000} s`);
+  return pid;
 }
 
 export async function recordProcesses(dir: string, state: State): Promise<void> {

@@ -8,13 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/dialects.ts';
 import { PARLEY } from '../helpers/cli.ts';
 import { freeUdpPort } from '../helpers/kamailio.ts';
+import { stopLabLeftovers } from '../helpers/lab.ts';
 import { freePort, kill, startService, type ServiceProcess } from '../helpers/service-process.ts';
 import { until } from '../helpers/until.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../voice/fakes/deepgram.ts';
@@ -38,20 +39,6 @@ function startLab(env: Record<string, string>, dir: string, sipPort: number): La
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => output, exited };
-}
-
-/** The lab's Kamailio and baresip, by the process ids it keeps in its folder: stopped if a failed test left them. */
-function stopLeftovers(dir: string): void {
-  const state = join(dir, 'lab.json');
-  if (!existsSync(state)) return;
-  const pids = JSON.parse(readFileSync(state, 'utf8')) as Record<string, number>;
-  for (const [program, pid] of Object.entries(pids)) {
-    try {
-      process.kill(program === 'kamailio' ? -pid : pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
 }
 
 for (const dialect of DIALECTS) {
@@ -95,7 +82,7 @@ for (const dialect of DIALECTS) {
     }, { timeout: 120_000 });
     after(async () => {
       for (const lab of labs) await kill(lab.child);
-      stopLeftovers(join(dir, 'lab'));
+      stopLabLeftovers(join(dir, 'lab'));
       if (service) await kill(service.child);
       await stt?.close();
       await database?.drop();

@@ -89,7 +89,7 @@ for (const dialect of DIALECTS) {
       await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     }, { timeout: 60_000 });
 
-    it('rings its phone on a task call, answers and hangs up from the terminal, and a run after a crash takes over', { timeout: 150_000 }, async () => {
+    it('rings its phone on a task call, answers and hangs up from the terminal, dials the agent\'s number, and a run after a crash takes over', { timeout: 150_000 }, async () => {
       const labDir = join(dir, 'lab');
       const lab = startLab(env, labDir, await freeUdpPort());
       labs.push(lab);
@@ -126,6 +126,15 @@ for (const dialect of DIALECTS) {
       assert.equal(ended.failure, null, JSON.stringify(ended));
       assert.equal(ended.endReason, 'client_ended', JSON.stringify(ended));
       assert.ok(ended.media.packetsSent > 25, JSON.stringify(ended.media));
+
+      // The phone dials the lab's number: the trunk delivers it to Parley's registration, and the number's agent answers.
+      await until('Parley registered at the trunk', async () => (await api('GET', `/sip/credentials/${creds[0].id}`)).body.data.registration?.state, (s) => s === 'registered', 30_000);
+      lab.child.stdin.write(`d ${NUMBER}\n`);
+      const inbound = await until('the inbound call record', calls, (c) => c.some((call) => call.transport.calledNumber === NUMBER), 30_000);
+      assert.deepEqual(inbound.find((call) => call.transport.calledNumber === NUMBER).transport, { type: 'sip', calledNumber: NUMBER, callingNumber: PHONE });
+      await until('the phone to be in the call it placed', lab.output, (o) => o.split('phone: in a call with').length === 3, 20_000);
+      lab.child.stdin.write('h\n');
+      await until('the inbound call to end', calls, (c) => c.every((call) => call.status === 'ended'), 30_000);
 
       // A crash (kill -9) leaves Kamailio and baresip running; the next run stops them and reuses what it created.
       lab.child.kill('SIGKILL');

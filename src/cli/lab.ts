@@ -135,14 +135,13 @@ export function labCommand(io: CliIo, done: (outcome: Outcome) => void): Command
       });
       // The terminal drives the phone; the end of piped input does not stop the lab (Ctrl-C does).
       const lines = createInterface({ input: io.stdin, terminal: false });
+      // Kept until the clean-up is done: under npx a Ctrl-C arrives twice (from the terminal, and
+      // forwarded by npm), and the second must not kill the lab half way through it.
+      let quit = (): void => undefined;
+      process.on('SIGINT', () => quit());
+      process.on('SIGTERM', () => quit());
       await new Promise<void>((finish) => {
-        const quit = () => {
-          process.off('SIGINT', quit);
-          process.off('SIGTERM', quit);
-          finish();
-        };
-        process.on('SIGINT', quit);
-        process.on('SIGTERM', quit);
+        quit = finish;
         lines.on('line', (text) => {
           const [word, arg] = text.trim().split(/\s+/);
           const send = (command: string, params?: string) => softphone.command(command, params).then((r) => {

@@ -84,7 +84,7 @@ export function labCommand(io: CliIo, done: (outcome: Outcome) => void): Command
       if (left.length > 0) io.stdout.write(`Stopped what a lab run before left running: ${left.join(', ')}.\n`);
       await mkdir(dir, { recursive: true });
       const password = randomBytes(12).toString('hex');
-      const { port: wanted, note } = await trunkPort(options.sipPort);
+      let { port: wanted, note } = await trunkPort(options.sipPort);
       let kamailio: Kamailio | null = null;
       let phone: Baresip | null = null;
       let provisioned: Provisioned | null = null;
@@ -99,13 +99,20 @@ export function labCommand(io: CliIo, done: (outcome: Outcome) => void): Command
           : `Stopped the phone and the trunk. Left in the organization (the next parley lab reuses them):\n${kept.map((k) => `  ${k}\n`).join('')}`);
       };
       try {
-        kamailio = await startKamailio({
-          config: PROXY_CONFIG, dir: join(dir, 'kamailio'), ...(wanted ? { port: wanted } : {}),
+        const trunkOn = (port: number | undefined) => startKamailio({
+          config: PROXY_CONFIG, dir: join(dir, 'kamailio'), ...(port ? { port } : {}),
           values: {
             USERNAME: TRUNK_USER, PASSWORD: password, ALGORITHM: 'MD5', DID: options.number,
             // Parley's task calls come from the lab's number: the trunk asks them for the credentials' password.
             AUTH_FROM: `^[+]${options.number.slice(1)}$`, REFUSE_REFER_TO: '^never$',
           },
+        });
+        // The port found free may be taken before Kamailio binds it (another program starting): then a free one.
+        kamailio = await trunkOn(wanted).catch(async (err: unknown) => {
+          if (wanted === undefined) throw err;
+          note = ` (${wanted} was taken as the trunk started, so a free port was picked)`;
+          wanted = undefined;
+          return trunkOn(undefined);
         });
         const source = join(dir, 'silence.wav');
         await writeSilence(source, SILENCE_SECONDS);

@@ -20,7 +20,7 @@ export function labGuide({ kamailio, phone, provisioned, organization, note, opt
   return [
     'Parley lab is up (Ctrl-C stops it):',
     `  trunk   Kamailio on ${kamailio.host}:${kamailio.udpPort}, UDP and TCP${note}`,
-    `  phone   baresip, registered at the trunk as ${options.phone}; it ${answer}; RTP ports ${options.rtpPorts}`,
+    `  phone   baresip on ${kamailio.host}:${phone.sipPort}, registered at the trunk as ${options.phone}; it ${answer}; RTP ports ${options.rtpPorts}`,
     `  Parley  SIP credentials "${LAB_CREDENTIAL_NAME}" (${credentialId}, ${created.credential ? 'created' : 'updated'}) registering at the trunk,`,
     `          and the number ${options.number} (${numberId}, ${created.number ? 'created' : 'updated'}) on them, in organization ${organization}`,
     '',

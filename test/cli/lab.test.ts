@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -91,11 +92,15 @@ for (const dialect of DIALECTS) {
 
     it('rings its phone on a task call, answers and hangs up from the terminal, dials the agent\'s number, and a run after a crash takes over', { timeout: 150_000 }, async () => {
       const labDir = join(dir, 'lab');
-      const lab = startLab(env, labDir, await freeUdpPort());
+      const sipPort = await freeUdpPort();
+      const lab = startLab(env, labDir, sipPort);
       labs.push(lab);
       await until('the lab to be up', lab.output, (o) => o.includes('Parley lab is up') || lab.child.exitCode !== null, 60_000);
       const up = lab.output();
-      assert.match(up, new RegExp(`phone {3}baresip, registered at the trunk as \\${PHONE}`), up);
+      // The port asked for, or (when something took it for TCP meanwhile) another, saying why.
+      const trunk = /^ {2}trunk {3}Kamailio on 127\.0\.0\.1:(\d+), UDP and TCP(.*)$/m.exec(up);
+      assert.ok(trunk && (trunk[1] === String(sipPort) ? trunk[2] === '' : trunk[2]?.includes(`${sipPort} is taken`)), up);
+      assert.match(up, new RegExp(`phone {3}baresip on 127\\.0\\.0\\.1:\\d+, registered at the trunk as \\${PHONE}`), up);
       const numberId = new RegExp(`the number \\${NUMBER} \\(([0-9a-f-]{36}), created\\)`).exec(up)?.[1];
       assert.ok(numberId, up);
       // What it printed is what the API holds: the registering credentials and the number on them.
@@ -139,9 +144,18 @@ for (const dialect of DIALECTS) {
       // A crash (kill -9) leaves Kamailio and baresip running; the next run stops them and reuses what it created.
       lab.child.kill('SIGKILL');
       await lab.exited;
-      const again = startLab(env, labDir, await freeUdpPort());
+      // This time the port asked for is taken: the lab says so and takes a free one.
+      const taken = dgram.createSocket('udp4');
+      await new Promise<void>((resolve) => taken.bind(0, '127.0.0.1', resolve));
+      const takenPort = taken.address().port;
+      const again = startLab(env, labDir, takenPort);
       labs.push(again);
-      await until('the second lab to be up', again.output, (o) => o.includes('Parley lab is up') || again.child.exitCode !== null, 60_000);
+      try {
+        await until('the second lab to be up', again.output, (o) => o.includes('Parley lab is up') || again.child.exitCode !== null, 60_000);
+      } finally {
+        taken.close();
+      }
+      assert.match(again.output(), new RegExp(`^ {2}trunk {3}Kamailio on 127\\.0\\.0\\.1:\\d+, UDP and TCP \\(${takenPort} is taken, so a free port was picked\\)$`, 'm'), again.output());
       assert.match(again.output(), /^Stopped what a lab run before left running: kamailio \(pid \d+\), baresip \(pid \d+\)\.$/m, again.output());
       assert.match(again.output(), new RegExp(`the number \\${NUMBER} \\(${numberId}, updated\\)`), again.output());
       assert.equal((await api('GET', '/sip/credentials')).body.data.length, 1, 'the credentials of the run before were updated, not doubled');

@@ -14,7 +14,7 @@ const LAYERS = {
   calls: ['./src/calls'],
   telephony: ['./src/telephony'],
   features: ['./src/modules'],
-  app: ['./src/app.ts', './src/server.ts', './src/cli.ts', './src/cli', './src/workers.ts', './src/diagnostics.ts', './src/engine.ts'],
+  app: ['./src/app.ts', './src/server.ts', './src/cli.ts', './src/cli', './src/lab', './src/workers.ts', './src/diagnostics.ts', './src/engine.ts'],
 };
 const ORDER = Object.keys(LAYERS);
 

@@ -4,6 +4,7 @@ import { chatCommand } from './chat.ts';
 import { doctorCommand } from './doctor.ts';
 import { environmentCommand } from './environment.ts';
 import { EXIT, describeError, type CliIo, type Outcome } from './io.ts';
+import { labCommand } from './lab.ts';
 import { pullCommand } from './pull.ts';
 import { diffCommand, pushCommand } from './push.ts';
 import { migrateCommand, serveCommand, workerCommand } from './service.ts';
@@ -39,7 +40,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<Outcom
     .enablePositionalOptions()
     .exitOverride()
     .addHelpText('after', '\nStart here: docs/getting-started.md. Environment variables: parley help environment.');
-  for (const make of [serveCommand, workerCommand, migrateCommand, doctorCommand, setupCommand, chatCommand, testCommand, tokenCommand, environmentCommand, pullCommand, diffCommand, pushCommand]) {
+  for (const make of [serveCommand, workerCommand, migrateCommand, doctorCommand, setupCommand, chatCommand, testCommand, tokenCommand, environmentCommand, pullCommand, diffCommand, pushCommand, labCommand]) {
     program.addCommand(make(io, done));
   }
   for (const command of program.commands) {

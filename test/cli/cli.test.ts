@@ -38,11 +38,11 @@ describe('parley, the command line', () => {
     assert.equal(version.out.trim(), JSON.parse(readFileSync('package.json', 'utf8')).version);
     const help = await parley(['--help']);
     assert.equal(help.code, 0);
-    for (const command of ['serve', 'worker', 'migrate', 'doctor', 'setup', 'chat', 'test', 'token', 'environment']) assert.match(help.out, new RegExp(`\\n  ${command}\\b`));
+    for (const command of ['serve', 'worker', 'migrate', 'doctor', 'setup', 'chat', 'test', 'token', 'environment', 'lab']) assert.match(help.out, new RegExp(`\\n  ${command}\\b`));
   });
 
   it('every command answers --help', async () => {
-    for (const argv of [['serve'], ['worker'], ['migrate'], ['doctor'], ['setup'], ['chat'], ['test'], ['token'], ['token', 'create'], ['environment']]) {
+    for (const argv of [['serve'], ['worker'], ['migrate'], ['doctor'], ['setup'], ['chat'], ['test'], ['token'], ['token', 'create'], ['environment'], ['lab']]) {
       const help = await parley([...argv, '--help']);
       assert.equal(help.code, 0, argv.join(' '));
       assert.match(help.out, new RegExp(`^Usage: parley ${argv.join(' ')}`), argv.join(' '));

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/dialects.ts';
+import { stopLabLeftovers } from '../helpers/lab.ts';
 import { freePort } from '../helpers/service-process.ts';
 import { startLlmServer, type LlmServer } from '../calls/support/llm-server.ts';
 
@@ -14,7 +15,7 @@ const PAGE = 'docs/getting-started.md';
 /** The one line the test changes: the page's LLM endpoint (step 9, after the demo model's conversation) becomes the scripted fake LLM. */
 const LLM_LINE = /^LLM_BASE_URL=.*the docs test puts its scripted fake LLM here.*$/m;
 const SKIP = '<!-- not run by the test';
-const TIMEOUT_MS = 120_000;
+const TIMEOUT_MS = 180_000;
 
 /** The page's ```sh blocks in order, without those it marks as not run by the test. */
 export function shellBlocks(markdown: string): string[] {
@@ -72,7 +73,7 @@ describe('docs/getting-started.md runs as written', () => {
     const blocks = shellBlocks(markdown);
     assert.ok(blocks.length >= 8, `found ${blocks.length} blocks`);
     assert.match(markdown, LLM_LINE);
-    for (const step of ['npx parley serve', 'npx parley setup', 'npx parley chat', 'PARLEY_EGRESS_ALLOW=127.0.0.0/8', '/readyz', '--fail-with-body', '"provider\\":\\"openai_compatible']) {
+    for (const step of ['npx parley lab', 'npx parley serve', 'npx parley setup', 'npx parley chat', 'PARLEY_EGRESS_ALLOW=127.0.0.0/8', '/readyz', '--fail-with-body', '"provider\\":\\"openai_compatible']) {
       assert.ok(blocks.some((b) => b.includes(step)), step);
     }
     assert.doesNotMatch(markdown, /node -pe/, 'no one-liners that turn an API error into a TypeError');
@@ -97,6 +98,7 @@ describe('docs/getting-started.md runs as written', () => {
         dir = checkoutLookalike();
       });
       after(async () => {
+        stopLabLeftovers(join(dir, 'data', 'lab'));
         await llm.close();
         await database.drop();
         rmSync(dir, { recursive: true, force: true });
@@ -109,6 +111,9 @@ describe('docs/getting-started.md runs as written', () => {
           HOME: dir,
           PORT: String(await freePort()),
           TOOL_PORT: String(await freePort()),
+          // "Make a phone ring": the service's SIP endpoint on a free port, its RTP on this file's range (docs/testing.md).
+          PARLEY_SIP_PORT: '0',
+          PARLEY_RTP_PORTS: '27200-27249',
           DATABASE_URL: database.url,
           ...(dialect === 'postgres' ? { PARLEY_SECRET_KEY: randomBytes(32).toString('base64') } : {}),
         };
@@ -139,6 +144,18 @@ describe('docs/getting-started.md runs as written', () => {
         assert.match(real, /assistant: Order A-17: \{"order":"A-17","status":"shipped","arrives":"tomorrow"\}/);
         assert.equal(llm.requests.at(-1).model, 'llama3.2');
         assert.equal(llm.requests.at(-1).messages.at(-1).role, 'tool');
+        // Make a phone ring: the lab's phone rang and answered an agent's task call, which left its record; Ctrl-C-like stop cleaned up.
+        const lab = run.output.slice(run.output.indexOf('phone: '));
+        assert.match(lab, /^phone: in a call with sip:\+12125550199@127\.0\.0\.1/m);
+        const calls = JSON.parse(/^\{"success":true.*"calledNumber":"\+12125550100".*$/m.exec(lab)?.[0] ?? 'null');
+        assert.equal(calls?.data.length, 1, lab);
+        assert.deepEqual(calls.data[0].transport, { type: 'sip', calledNumber: '+12125550100', callingNumber: '+12125550199' });
+        assert.ok(calls.data[0].taskId, 'the call is the task\'s');
+        assert.match(lab, /^Stopped the lab \(pid \d+\)\.$/m);
+        const labLog = readFileSync(join(dir, 'lab.log'), 'utf8');
+        assert.match(labLog, /^Parley lab is up/m);
+        assert.match(labLog, /^Stopped the phone and the trunk\./m);
+        assert.equal(existsSync(join(dir, 'data', 'lab')), false, 'the lab removed its folder');
       });
     });
   }

@@ -26,6 +26,7 @@ fi
 # a file not listed runs after these in name order, and a listed file that is gone is skipped.
 LONGEST_FIRST=(
   test/telephony/voicemail.test.ts          # 177
+  test/docs/getting-started.test.ts         # 90 (the page on both databases, and with its ports taken)
   test/calls/voice.test.ts                  # 88
   test/telephony/turn-taking-sip.test.ts    # 85
   test/calls/turn-taking.test.ts            # 71
@@ -34,11 +35,12 @@ LONGEST_FIRST=(
   test/jobs/tasks.test.ts                   # 56
   test/recordings/websocket-twilio.test.ts  # 56
   test/console/voice.test.ts                # 55
+  test/cli/lab.test.ts                      # 51
   test/calls/fallbacks-voice.test.ts        # 47
   test/calls/realtime.test.ts               # 44
+  test/cli/chat.test.ts                     # 40
   test/telephony/inbound.test.ts            # 41
   test/console/e2e.test.ts                  # 36
-  test/docs/getting-started.test.ts         # 35
   test/cli/as-code.test.ts                  # 34
   test/telephony/voices.test.ts             # 30
 )

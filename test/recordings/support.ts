@@ -34,11 +34,12 @@ export function splitWav(wav: Buffer): Stereo {
  * shifts of up to `toleranceMs` either way: the transcript's time is right within the tolerance
  * when this is high.
  */
-export function alignedAt(reference: Int16Array, channel: Int16Array, sampleRate: number, offsetMs: number, toleranceMs = 40): { ncc: number; shiftMs: number } {
+export function alignedAt(reference: Int16Array, channel: Int16Array, sampleRate: number, offsetMs: number, toleranceMs = 40, lateMs = 0): { ncc: number; shiftMs: number } {
   const start = Math.round((offsetMs * sampleRate) / 1000);
   const maxShift = Math.round((toleranceMs * sampleRate) / 1000);
+  const maxLate = Math.round(((toleranceMs + lateMs) * sampleRate) / 1000);
   let best = { ncc: -Infinity, shiftMs: 0 };
-  for (let shift = -maxShift; shift <= maxShift; shift++) {
+  for (let shift = -maxShift; shift <= maxLate; shift++) {
     let dot = 0;
     let er = 0;
     let es = 0;
@@ -69,6 +70,12 @@ export interface PieceRules {
   follow?: boolean;
   /** The worst pieces holding up to this share of the line's energy are left out (a late frame spoils its piece only). */
   leaveOut?: number;
+  /**
+   * With `follow`, how much later than where the piece before it was found a piece may be, beyond
+   * the tolerance: a sender the busy machine held up sends what follows late, and the recording,
+   * like the wire, has the gap. Never earlier: a piece must still come after the one before it.
+   */
+  lateMs?: number;
 }
 
 /**
@@ -78,7 +85,7 @@ export interface PieceRules {
  * and each piece must still be found where the transcript's time says, within the tolerance.
  */
 export function alignedInPieces(reference: Int16Array, channel: Int16Array, sampleRate: number, offsetMs: number, rules: PieceRules = {}): { ncc: number; pieces: string } {
-  const { toleranceMs = 40, pieceMs = 500, follow = false, leaveOut = 0 } = rules;
+  const { toleranceMs = 40, pieceMs = 500, follow = false, leaveOut = 0, lateMs = 0 } = rules;
   const size = Math.round((pieceMs * sampleRate) / 1000);
   const pieces: { ncc: number; energy: number }[] = [];
   const notes: string[] = [];
@@ -88,7 +95,9 @@ export function alignedInPieces(reference: Int16Array, channel: Int16Array, samp
     let energy = 0;
     for (const s of piece) energy += s * s;
     if (piece.length < size / 4 || energy === 0) continue;
-    const best = alignedAt(piece, channel, sampleRate, offsetMs + drift + (at * 1000) / sampleRate, toleranceMs);
+    // The first piece within the tolerance of the transcript's time; with follow, each later one may also be late.
+    const late = follow && pieces.length > 0 ? lateMs : 0;
+    const best = alignedAt(piece, channel, sampleRate, offsetMs + drift + (at * 1000) / sampleRate, toleranceMs, late);
     const shiftMs = drift + best.shiftMs;
     notes.push(`${best.ncc.toFixed(2)}@${shiftMs.toFixed(1)}ms`);
     if (follow && best.ncc >= 0.9) drift = shiftMs;

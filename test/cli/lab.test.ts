@@ -127,7 +127,8 @@ for (const dialect of DIALECTS) {
       await until('the greeting to be said', calls, (c) => c[0]?.status === 'ended' || c[0]?.transcript?.some((e: any) => e.role === 'assistant' && e.endMs !== undefined), 30_000);
       lab.child.stdin.write('h\n');
       await until('the call to end at the phone', lab.output, (o) => o.includes('phone: call ended'), 20_000);
-      const [ended] = await until('the call record to end', calls, (c) => c[0]?.status === 'ended', 30_000);
+      // The media figures are kept once RTP has closed, just after the record says ended.
+      const [ended] = await until('the call record to end with its media figures', calls, (c) => c[0]?.status === 'ended' && c[0]?.media != null, 30_000);
       assert.equal(ended.failure, null, JSON.stringify(ended));
       assert.equal(ended.endReason, 'client_ended', JSON.stringify(ended));
       assert.ok(ended.media.packetsSent > 25, JSON.stringify(ended.media));

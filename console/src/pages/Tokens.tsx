@@ -1,4 +1,4 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { allItems } from '../api/pages';
 import { bodySchema, schemaAt, useDocument } from '../api/document';
 import type { ApiToken } from '../api/types';
@@ -6,6 +6,7 @@ import { detailsOf, ErrorBox, errorsAt, nameProblem, SelectField, Status, TextFi
 import { Pager, Table, when } from '../components/Table';
 import { useLoad, useTitle } from '../hooks';
 import { useCan, useSession, useVendorId, type Permission } from '../session';
+import { NewSecret } from '../tokens/NewSecret';
 
 /** Where the document says what a token's body takes (the roles and permissions are the service's). */
 const CREATE_PATH = '/api/v1/vendors/{vendorId}/api-tokens';
@@ -58,7 +59,7 @@ function TokenPage() {
         <h2 id="tokens">Tokens</h2>
         <ErrorBox error={list.error} />
         {list.data && (list.data.data.length === 0 ? <Status>No API tokens yet.</Status> : (
-          <Table caption="API tokens" head={['Name', 'Starts with', 'Scope', 'Role', 'Created', 'Expires', 'State', '']}>
+          <Table caption="API tokens" head={['Name', 'Starts with', 'Scope', 'Role', 'Created', 'Expires', 'State', ...(writable ? ['Change'] : [])]}>
             {list.data.data.map((t) => (
               <TokenRow key={t.id} token={t} scopeName={nameOf(t.organizationId)} yours={t.id === me.tokenId} writable={writable} onRevoked={list.reload} />
             ))}
@@ -108,8 +109,8 @@ function TokenRow({ token: t, scopeName, yours, writable, onRevoked }: RowProps)
       <td>{when(t.createdAt)}</td>
       <td>{t.expiresAt ? when(t.expiresAt) : 'never'}</td>
       <td className={className}>{text}</td>
-      <td>
-        {writable && !t.revokedAt && !asking && (
+      {writable && <td>
+        {!t.revokedAt && !asking && (
           <button type="button" className="danger" onClick={() => setAsking(true)} aria-label={`Revoke ${t.name}`}>Revoke</button>
         )}
         {asking && (
@@ -122,36 +123,8 @@ function TokenRow({ token: t, scopeName, yours, writable, onRevoked }: RowProps)
           </div>
         )}
         <ErrorBox error={error} />
-      </td>
+      </td>}
     </tr>
-  );
-}
-
-/** The new token's value, shown this once, with a copy button. */
-function NewSecret({ name, token, onDone }: { name: string; token: string; onDone: () => void }) {
-  const field = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(token);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      // No clipboard (a page over plain http, or permission refused): select it for Ctrl+C instead.
-      field.current?.select();
-      setCopied('The browser did not let the page copy: the token is selected, press Ctrl+C (⌘C) to copy it.');
-    }
-  };
-  return (
-    <section className="card" aria-labelledby="new-token">
-      <h2 id="new-token">Token &ldquo;{name}&rdquo; created</h2>
-      <p><strong>Copy it now: you will not see it again.</strong> Parley keeps only a hash of it, and its start to recognise it.</p>
-      <div className="row">
-        <input ref={field} readOnly value={token} aria-label="The new token" size={60} spellCheck={false} onFocus={(e) => e.target.select()} />
-        <button type="button" className="primary" onClick={() => void copy()}>Copy</button>
-        <button type="button" onClick={onDone}>Done, I have copied it</button>
-      </div>
-      {copied && <Status>{copied}</Status>}
-    </section>
   );
 }
 
@@ -166,6 +139,9 @@ function TokenForm({ organizations, onCreated }: FormProps) {
   const roles = (schemaAt(body, ['role'])?.enum ?? []) as string[];
   const all = (schemaAt(body, ['permissions'])?.items?.enum ?? []) as string[];
   const held = new Set<string>(me.permissions);
+  // The signed-in token's own expiry, when it has one: the latest a token it makes may expire.
+  const own = useLoad(async () => (me.tokenId ? api.vendor(vendorId).getApiToken({ path: { tokenId: me.tokenId } }) : null), [api, vendorId, me.tokenId]);
+  const limit = own.data?.expiresAt ?? null;
   const grantable = (role: string) => all.length > 0 && roleGrants(role, all).every((p) => held.has(p as Permission));
   const blank = { name: '', role: 'viewer', organizationId: me.organizationId ? '' : scope?.organizationId ?? '', expiresAt: '' };
   const [form, setForm] = useState(blank);
@@ -213,7 +189,9 @@ function TokenForm({ organizations, onCreated }: FormProps) {
           )}
         <TextField
           label="Expires" type="datetime-local" value={form.expiresAt} onChange={(e) => setForm({ ...form, expiresAt: e.target.value })} errors={errorsAt(details, 'expiresAt')}
-          hint="Optional; your local time. A token never outlives the token that makes it: if yours expires, this one must too, no later."
+          hint={limit
+            ? `Required: your token expires ${when(limit)}, and a token never outlives the token that makes it. Your local time.`
+            : 'Optional; your local time. Empty: it does not expire.'}
         />
       </div>
       <button type="submit" className="primary">Create token</button>

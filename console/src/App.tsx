@@ -18,6 +18,8 @@ const Providers = lazy(() => import('./pages/Providers'));
 const Calls = lazy(() => import('./pages/Calls'));
 const CallPage = lazy(() => import('./pages/CallPage'));
 const Deliveries = lazy(() => import('./pages/Deliveries'));
+const Organizations = lazy(() => import('./pages/Organizations'));
+const Tokens = lazy(() => import('./pages/Tokens'));
 
 export function App() {
   const { session } = useSessionState();
@@ -53,6 +55,8 @@ export function App() {
           <Route path="/calls" element={<Calls />} />
           <Route path="/calls/:id" element={<CallPage />} />
           <Route path="/deliveries" element={<Deliveries />} />
+          <Route path="/organizations" element={<Organizations />} />
+          <Route path="/api-tokens" element={<Tokens />} />
           <Route path="*" element={<p>There is no such page. <a href="/console/">Go to the overview</a>.</p>} />
         </Routes>
       </Suspense>

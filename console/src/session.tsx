@@ -13,6 +13,9 @@ export interface Session {
   scope: Scope | null;
   setScope: (scope: Scope | null) => void;
   signOut: () => void;
+  /** Bumped when a page creates or renames an organization, so the picker reads the list again. */
+  organizationsVersion: number;
+  organizationsChanged: () => void;
 }
 
 interface SessionState {
@@ -39,6 +42,8 @@ function fixedScope(me: Me): Scope | null {
 export function SessionProvider({ initial, children }: { initial: { token: string; me: Me } | null; children: ReactNode }) {
   const [auth, setAuth] = useState(initial);
   const [scope, setScopeState] = useState<Scope | null>(() => (initial ? fixedScope(initial.me) ?? readScope() : null));
+  const [organizationsVersion, setOrganizationsVersion] = useState(0);
+  const organizationsChanged = useCallback(() => setOrganizationsVersion((n) => n + 1), []);
 
   const signOut = useCallback(() => {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -63,9 +68,9 @@ export function SessionProvider({ initial, children }: { initial: { token: strin
   }, []);
 
   const value = useMemo<SessionState>(() => ({
-    session: auth ? { token: auth.token, me: auth.me, api, scope, setScope, signOut } : null,
+    session: auth ? { token: auth.token, me: auth.me, api, scope, setScope, signOut, organizationsVersion, organizationsChanged } : null,
     signIn,
-  }), [auth, api, scope, setScope, signOut, signIn]);
+  }), [auth, api, scope, setScope, signOut, signIn, organizationsVersion, organizationsChanged]);
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }
 
@@ -102,6 +107,12 @@ export function useScope(): Scope {
   const { scope } = useSession();
   if (!scope?.organizationId) throw new Error('useScope without an organization');
   return scope;
+}
+
+/** The vendor the pages work in: the token's own, or the one the platform admin chose ('' before that). */
+export function useVendorId(): string {
+  const { me, scope } = useSession();
+  return me.vendorId ?? scope?.vendorId ?? '';
 }
 
 export type Permission = Me['permissions'][number];

@@ -13,6 +13,7 @@ export interface JsonSchema {
   maximum?: number;
   enum?: unknown[];
   properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
   anyOf?: JsonSchema[];
   description?: string;
 }

@@ -28,3 +28,6 @@ export interface Scope {
 }
 export type ProviderCredential = Schemas['ProviderCredential'];
 export type ProviderName = ProviderCredential['provider'];
+export type Organization = Schemas['Organization'];
+export type ApiToken = Schemas['ApiToken'];
+export type SipNumber = Schemas['SipNumber'];

@@ -1,6 +1,6 @@
 import { useEffect, useState, type ReactNode } from 'react';
-import { NavLink } from 'react-router';
-import { useSession } from '../session';
+import { NavLink, useLocation } from 'react-router';
+import { useCan, useSession, useVendorId, type Permission } from '../session';
 import { chooseTheme, onSystemTheme, savedTheme, systemTheme, type Theme } from '../theme';
 import { ScopeSwitcher } from './ScopeSwitcher';
 
@@ -15,8 +15,18 @@ const LINKS = [
   ['/deliveries', 'Webhooks'],
 ] as const;
 
+/** Pages about the vendor rather than one organization: offered to tokens that may read them, and open before an organization is chosen. */
+const VENDOR_LINKS: readonly (readonly [string, string, Permission])[] = [
+  ['/organizations', 'Organizations', 'organizations:read'],
+  ['/api-tokens', 'API tokens', 'tokens:read'],
+];
+
 export function Layout({ children }: { children: ReactNode }) {
   const session = useSession();
+  const can = useCan();
+  const vendorId = useVendorId();
+  const { pathname } = useLocation();
+  const vendorPage = VENDOR_LINKS.some(([to]) => pathname === to);
   const [theme, setTheme] = useState<Theme>(() => savedTheme() ?? systemTheme());
   // Until the user chooses, the system's preference decides, also when it changes.
   useEffect(() => onSystemTheme(() => setTheme(savedTheme() ?? systemTheme())), []);
@@ -43,10 +53,13 @@ export function Layout({ children }: { children: ReactNode }) {
           {LINKS.map(([to, label]) => (
             <li key={to}><NavLink to={to} end={to === '/'}>{label}</NavLink></li>
           ))}
+          {VENDOR_LINKS.filter(([, , permission]) => can(permission)).map(([to, label]) => (
+            <li key={to}><NavLink to={to}>{label}</NavLink></li>
+          ))}
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
-        {session.scope?.organizationId ? children : <p className="note">Choose an organization above to start.</p>}
+        {session.scope?.organizationId || (vendorPage && vendorId) ? children : <p className="note">Choose an organization above to start.</p>}
       </main>
     </>
   );

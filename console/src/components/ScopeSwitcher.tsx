@@ -12,7 +12,7 @@ const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
  * that may not list organizations (no organizations:read) types the organization's id instead.
  */
 export function ScopeSwitcher() {
-  const { api, me, scope, setScope } = useSession();
+  const { api, me, scope, setScope, organizationsVersion } = useSession();
   const can = useCan();
   const vendorSelect = useId();
   const orgSelect = useId();
@@ -30,7 +30,7 @@ export function ScopeSwitcher() {
     }
     if (!vendorId || !mayList) return [];
     return allItems((page, size) => api.listOrganizations({ path: { vendorId }, query: { page, size } }));
-  }, [api, vendorId, me.organizationId, mayList]);
+  }, [api, vendorId, me.organizationId, mayList, organizationsVersion]);
 
   return (
     <div className="scope">

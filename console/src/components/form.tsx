@@ -61,3 +61,8 @@ export function ErrorBox({ error, claimed = [] }: { error: unknown; claimed?: re
 export function Status({ children }: { children: ReactNode }) {
   return <p role="status" className="note">{children}</p>;
 }
+
+/** A name the API would take: not empty, not only spaces (said in words before any request). */
+export function nameProblem(name: string, label = 'Name'): string[] {
+  return name.trim() ? [] : [`${label} is required.`];
+}

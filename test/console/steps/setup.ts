@@ -75,6 +75,6 @@ export async function sip(w: Walk): Promise<void> {
   await number.getByLabel('Number name').fill('Berlin');
   await number.getByLabel('Carried by').selectOption({ label: 'Trunk' });
   await number.getByRole('button', { name: 'Add number' }).click();
-  await page.getByRole('cell', { name: '+49301234567' }).waitFor();
+  await page.getByRole('cell', { name: '+49301234567', exact: true }).waitFor(); // not its row's Edit and Delete cell
   await shoot('sip');
 }

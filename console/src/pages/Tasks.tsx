@@ -52,7 +52,7 @@ export default function Tasks() {
     <>
       <div className="page-head">
         <h1>Tasks of {agent.data ? <Link to={`/agents/${id}`}>{agent.data.name}</Link> : 'agent'}</h1>
-        <PauseToggle agentId={id} writable={writable} onChange={board.reload} />
+        <PauseToggle agentId={id} writable={writable} />
       </div>
       <ErrorBox error={error ?? board.error} />
       {board.data && (

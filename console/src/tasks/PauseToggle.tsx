@@ -9,7 +9,7 @@ import { useScope, useSession } from '../session';
  * Whether the agent's tasks are paused, read from the API on load, and one switch that pauses
  * or resumes them (for whoever may write tasks; others see the state only).
  */
-export function PauseToggle({ agentId, writable, onChange }: { agentId: string; writable: boolean; onChange: () => void }) {
+export function PauseToggle({ agentId, writable }: { agentId: string; writable: boolean }) {
   const { api } = useSession();
   const scope = useScope();
   const org = inOrganization(api, scope);
@@ -23,8 +23,8 @@ export function PauseToggle({ agentId, writable, onChange }: { agentId: string; 
     setBusy(true);
     setError(null);
     try {
+      // The board does not change: a pause only stops what would start next.
       setState(await (pause ? org.pauseAgentTasks({ path: { agentId } }) : org.resumeAgentTasks({ path: { agentId } })));
-      onChange();
     } catch (e) {
       setError(e);
     } finally {

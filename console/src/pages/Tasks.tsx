@@ -8,11 +8,18 @@ import { useLoad, useTitle } from '../hooks';
 import { useCan, useScope, useSession } from '../session';
 import { Attempts } from '../tasks/Attempts';
 import { CsvUpload } from '../tasks/CsvUpload';
+import { NewTask } from '../tasks/NewTask';
+import { PauseToggle } from '../tasks/PauseToggle';
+import { calleeName } from '../tasks/campaign';
+import { Summary } from '../tasks/Summary';
 
 const STATUSES = ['PENDING', 'SCHEDULED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 type TaskStatus = (typeof STATUSES)[number];
 
-/** An agent's tasks: a board by status with counts, bulk upload, pause and resume, cancel, and attempts. */
+/**
+ * An agent's tasks: its pause switch, a board by status with counts and callee names, the
+ * campaign summary, one task from a form or many from a CSV, cancel, run, and attempts.
+ */
 export default function Tasks() {
   const { id = '' } = useParams();
   const { api } = useSession();
@@ -26,7 +33,6 @@ export default function Tasks() {
     const columns = await Promise.all(STATUSES.map((status) => org.listAgentTasks({ path, query: { status, size: 10, sort: 'updatedAt,desc' } })));
     return STATUSES.map((status, i) => ({ status, total: columns[i]?.totalElements ?? 0, tasks: columns[i]?.data ?? [] }));
   }, [api, scope, id]);
-  const [paused, setPaused] = useState<boolean | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [open, setOpen] = useState<string | null>(null);
 
@@ -39,10 +45,6 @@ export default function Tasks() {
       setError(e);
     }
   };
-  const pause = (on: boolean) => act(async () => {
-    const result = await (on ? org.pauseAgentTasks({ path }) : org.resumeAgentTasks({ path }));
-    setPaused(result.paused);
-  });
   const taskAction = (task: Task, action: 'cancel' | 'execute') =>
     act(() => (action === 'cancel' ? org.cancelAgentTask : org.executeAgentTask)({ path: { ...path, taskId: task.id } }));
 
@@ -50,11 +52,7 @@ export default function Tasks() {
     <>
       <div className="page-head">
         <h1>Tasks of {agent.data ? <Link to={`/agents/${id}`}>{agent.data.name}</Link> : 'agent'}</h1>
-        <div className="row" hidden={!writable}>
-          <button type="button" onClick={() => void pause(true)}>Pause agent</button>
-          <button type="button" onClick={() => void pause(false)}>Resume agent</button>
-          {paused !== null && <span role="status">{paused ? 'Paused: no new task starts.' : 'Running.'}</span>}
-        </div>
+        <PauseToggle agentId={id} writable={writable} />
       </div>
       <ErrorBox error={error ?? board.error} />
       {board.data && (
@@ -65,6 +63,7 @@ export default function Tasks() {
               <ul>
                 {column.tasks.map((task) => (
                   <li key={task.id} className="task">
+                    {calleeName(task.userValues) && <strong className="task-name">{calleeName(task.userValues)}</strong>}
                     <span className="task-number">{task.targetNumber}</span>
                     <small>{task.attempts}/{task.maxAttempts} attempts · next {when(task.nextAttemptAt)}{task.agentVersion !== null && ` · agent version ${task.agentVersion}`}</small>
                     {task.lastError && <small className="bad">{task.lastError}</small>}
@@ -87,6 +86,8 @@ export default function Tasks() {
         </div>
       )}
       {!board.data && !board.error && <Status>Loading…</Status>}
+      {board.data && <Summary agentId={id} totals={board.data} />}
+      {writable && <NewTask agentId={id} onCreated={board.reload} />}
       {writable && <CsvUpload agentId={id} onCreated={board.reload} />}
     </>
   );

@@ -54,8 +54,9 @@ export async function tasks(w: Walk): Promise<void> {
   await page.getByRole('button', { name: 'Create 100 tasks' }).click();
   await see('Created 100 tasks.');
   await page.locator('#col-SCHEDULED .count').getByText('100').waitFor();
-  await page.getByRole('button', { name: 'Pause agent' }).click();
-  await see('Paused: no new task starts.');
+  const pause = page.getByRole('switch', { name: "Pause this agent's tasks" });
+  await pause.click();
+  await see(/^Paused since .+: no new task starts/);
   // Paused: the runner starts none of them.
   await runJobs();
   assert.equal(dialer.calls.length, 0, 'a paused agent places no call');
@@ -63,8 +64,8 @@ export async function tasks(w: Walk): Promise<void> {
   await page.locator('#col-CANCELLED .count').getByText('1').waitFor();
   await page.getByRole('button', { name: /^Attempts of task to/ }).first().click();
   await see('No attempts yet.');
-  await page.getByRole('button', { name: 'Resume agent' }).click();
-  await see('Running.');
+  await pause.click();
+  await see('Running: tasks start when they are due.');
 
   // The first call is answered and placed the walk's test call; every other line is busy (SIP 486) and retries in an hour.
   dialer.script = () => (dialer.calls.length === 1 ? { status: 'completed', sipCode: 200, callId: state.callId } : { status: 'busy', sipCode: 486 });
